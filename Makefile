@@ -1,0 +1,65 @@
+# gdrmap - top-level build.  `make` builds the library (and, later, the
+# tools and modules); `make check` runs every test that needs no GPU;
+# `make install` installs (PREFIX, LIBDIR, DESTDIR as usual).
+#
+# Build outputs go under $(O) (default build/); each part of the tree adds
+# its rules from its own *.mk fragment below.
+
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+DESTDIR    ?=
+O          ?= build
+
+CC      ?= cc
+CXX     ?= c++
+AR      ?= ar
+CFLAGS  ?= -O2 -g
+# WERROR=1 (as CI builds) turns warnings into errors.
+WERROR  ?= 0
+# SAN=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
+SAN     ?= 0
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wno-missing-field-initializers
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+SANFLAGS :=
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+endif
+
+# The architecture the compiler targets decides which copy routines exist.
+TARGET_ARCH := $(shell $(CC) -dumpmachine | cut -d- -f1)
+
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Iinclude -Icommon \
+	-fvisibility=hidden $(CFLAGS)
+
+.PHONY: all check install uninstall clean
+all:
+
+include lib/lib.mk
+include lib/copy/copy.mk
+include tests/unit/unit.mk
+-include kernel/kernel.mk
+-include sim/sim.mk
+-include tests/vm/vm.mk
+
+all: lib
+
+# `make check`: every suite that needs no GPU.  Each suite appends its
+# counts to $(CHECK_SUMMARY); the last line totals them.
+CHECK_SUITES += check-unit check-asan
+check:
+	@mkdir -p $(O); rm -f $(CHECK_SUMMARY)
+	@status=0; for s in $(CHECK_SUITES); do \
+		$(MAKE) --no-print-directory $$s || status=1; done; \
+	echo "== summary of all suites"; \
+	awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "%d passed, %d failed, %d skipped\n", p, f, s}' \
+		$(CHECK_SUMMARY); exit $$status
+
+clean:
+	rm -rf $(O) $(O)-*

@@ -1,0 +1,55 @@
+# libgdrapi: the user library.
+
+LIB_SONAME   := libgdrapi.so.2
+LIB_REALNAME := libgdrapi.so.2.6
+LIB_MAP      := lib/libgdrapi.map
+
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
+
+# COPY_OBJS comes from lib/copy/copy.mk.
+LIB_ALL_OBJS = $(LIB_OBJS) $(COPY_OBJS)
+
+LIB_SO     := $(O)/lib/$(LIB_REALNAME)
+# Every object of the library in one archive, hidden symbols included, so
+# that unit tests can reach internals.
+LIB_INTERNAL_A := $(O)/lib/libgdrapi-internal.a
+
+.PHONY: lib
+lib: $(LIB_SO) $(O)/lib/$(LIB_SONAME) $(O)/lib/libgdrapi.so $(LIB_INTERNAL_A)
+
+$(O)/lib/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -MMD -MP -c -o $@ $<
+
+$(LIB_SO): $(LIB_ALL_OBJS) $(LIB_MAP)
+	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(LIB_SONAME) -Wl,-z,defs \
+		-Wl,--version-script=$(LIB_MAP) -o $@ $(LIB_ALL_OBJS) \
+		-lpthread -ldl
+
+$(O)/lib/$(LIB_SONAME): $(LIB_SO)
+	ln -sf $(LIB_REALNAME) $@
+
+$(O)/lib/libgdrapi.so: $(O)/lib/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $@
+
+$(LIB_INTERNAL_A): $(LIB_ALL_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
+	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_REALNAME)
+	ln -sf $(LIB_REALNAME) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libgdrapi.so
+	install -m 0644 include/gdrapi.h include/gdrconfig.h \
+		$(DESTDIR)$(INCLUDEDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/$(LIB_REALNAME) \
+		$(DESTDIR)$(LIBDIR)/$(LIB_SONAME) \
+		$(DESTDIR)$(LIBDIR)/libgdrapi.so \
+		$(DESTDIR)$(INCLUDEDIR)/gdrapi.h \
+		$(DESTDIR)$(INCLUDEDIR)/gdrconfig.h
+
+-include $(LIB_OBJS:.o=.d)

@@ -1,0 +1,27 @@
+# Host unit tests: every tests/unit/test_*.c is one test program, linked
+# with all of the library's objects (internals included).
+
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRCS))
+UNIT_CFLAGS = $(ALL_CFLAGS) -Ilib -Itests/common -fvisibility=default
+# Summary counts of every suite of one `make check` land here.
+CHECK_SUMMARY ?= $(abspath $(O))/check-summary
+
+$(O)/tests/unit/%: tests/unit/%.c $(LIB_INTERNAL_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -MMD -MP -o $@ $< $(LIB_INTERNAL_A) -lpthread -ldl
+
+.PHONY: unit-tests check-unit check-asan
+unit-tests: $(UNIT_BINS)
+
+# The unit tests, built as configured.
+check-unit: unit-tests
+	@echo "== unit tests ($(O))"
+	tests/run-tests.sh -t 600 -s $(CHECK_SUMMARY) $(UNIT_BINS)
+
+# The same tests again under AddressSanitizer and UBSan, in their own tree.
+check-asan:
+	@echo "== unit tests under ASan + UBSan"
+	$(MAKE) O=$(O)-asan SAN=1 CHECK_SUMMARY=$(CHECK_SUMMARY) check-unit
+
+-include $(UNIT_BINS:=.d)
