@@ -41,6 +41,9 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Iinclude -Icommon \
 .PHONY: all check install uninstall clean
 all:
 
+# Suites of `make check`, in order; fragments append theirs.
+CHECK_SUITES := check-unit check-asan
+
 include lib/lib.mk
 include lib/copy/copy.mk
 include tests/unit/unit.mk
@@ -52,7 +55,6 @@ all: lib
 
 # `make check`: every suite that needs no GPU.  Each suite appends its
 # counts to $(CHECK_SUMMARY); the last line totals them.
-CHECK_SUITES += check-unit check-asan
 check:
 	@mkdir -p $(O); rm -f $(CHECK_SUMMARY)
 	@status=0; for s in $(CHECK_SUITES); do \
