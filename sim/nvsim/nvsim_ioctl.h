@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * nvsim: the simulated GPU of gdrmap - user <-> kernel interface of
+ * /dev/nvsim.  Shared by the module (sim/nvsim) and the libcuda shim
+ * (sim/libcuda).  Fixed-width types only; every struct is a multiple of
+ * 8 bytes with explicit padding, so the layout is the same everywhere.
+ *
+ * Model:
+ *   - device memory is the BAR2 of a QEMU ivshmem-plain device, cut into
+ *     64 KiB pages;
+ *   - a "memory object" (mem) is a set of those pages (cuMemCreate /
+ *     cuMemAlloc); an fd refers to it by a handle (u32, never 0);
+ *   - a "mapping" puts a mem (or a part of it) at a device virtual address
+ *     in the caller's process.  The caller reserves that address range in
+ *     its own address space first (mmap PROT_NONE), so device addresses
+ *     are unique process addresses, as unified addressing guarantees.
+ *     nvidia_p2p_get_pages(va) resolves va through the mappings of the
+ *     calling process (current->mm).
+ *   - Every address and size given to MAP/ALLOC/CREATE is a multiple of
+ *     NVSIM_PAGE_SIZE.
+ *
+ * Read/write of device memory: pread(2)/pwrite(2) on the fd, with
+ * offset = device virtual address; the range must lie inside one mapping
+ * of the calling process, otherwise -EFAULT.
+ *
+ * All ioctls return 0 or -1 with errno.  Reserved fields must be 0
+ * (-EINVAL otherwise).  The fd is usable only from the process that
+ * opened it (-EACCES otherwise, e.g. after fork).
+ */
+#ifndef _NVSIM_IOCTL_H
+#define _NVSIM_IOCTL_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/ioctl.h>
+#else
+#include <stdint.h>
+#include <sys/ioctl.h>
+#ifndef __u8
+typedef uint8_t __u8;
+typedef uint16_t __u16;
+typedef uint32_t __u32;
+typedef uint64_t __u64;
+#endif
+#endif
+
+#define NVSIM_DEVICE_PATH	"/dev/nvsim"
+#define NVSIM_ABI_VERSION	1
+#define NVSIM_PAGE_SHIFT	16
+#define NVSIM_PAGE_SIZE		(1ULL << NVSIM_PAGE_SHIFT)	/* 64 KiB */
+
+#define NVSIM_IOC_MAGIC		0xE5
+
+/* NVSIM_IOC_INFO: the device. */
+struct nvsim_info {
+	__u32 abi_version;	/* out: NVSIM_ABI_VERSION */
+	__u32 page_size;	/* out: NVSIM_PAGE_SIZE */
+	__u64 bar_phys;		/* out: physical address of BAR2 */
+	__u64 bar_size;		/* out: bytes of device memory */
+	__u64 free_bytes;	/* out: bytes not held by any mem */
+	__u8 uuid[16];		/* out: the GPU UUID (same as the page tables') */
+	__u32 pci_domain;	/* out */
+	__u8 pci_bus;		/* out */
+	__u8 pci_device;	/* out: slot */
+	__u8 pci_function;	/* out */
+	__u8 reserved0;
+	__u64 reserved[4];
+};
+
+/*
+ * NVSIM_IOC_MEM_CREATE: new memory object of size bytes (cuMemCreate).
+ * Returns a handle holding one reference.  user_flags is opaque to the
+ * kernel: stored and returned by QUERY/MEM_RETAIN (the shim keeps the
+ * allocation properties there).  -ENOMEM when the BAR is full.
+ */
+struct nvsim_mem_create {
+	__u64 size;		/* in: multiple of NVSIM_PAGE_SIZE, > 0 */
+	__u32 user_flags;	/* in */
+	__u32 handle;		/* out */
+};
+
+/* NVSIM_IOC_MEM_RELEASE: drop one reference of a handle (cuMemRelease).
+ * The memory lives on while mapped or persistently pinned. */
+struct nvsim_mem_release {
+	__u32 handle;		/* in */
+	__u32 reserved;
+};
+
+/*
+ * NVSIM_IOC_MEM_RETAIN: the handle of the mem mapped at va, with one more
+ * reference (cuMemRetainAllocationHandle).  The same handle value is
+ * returned while the fd holds a reference on that mem.  -ENOENT when va
+ * is not mapped.
+ */
+struct nvsim_mem_retain {
+	__u64 va;		/* in: any address inside a mapping */
+	__u32 handle;		/* out */
+	__u32 user_flags;	/* out */
+	__u64 size;		/* out: size of the whole mem */
+};
+
+/*
+ * NVSIM_IOC_MAP: map [offset, offset + size) of the mem of handle at va
+ * (cuMemMap).  -EEXIST if it overlaps another mapping of this process,
+ * -EINVAL for a range outside the mem or bad alignment, -ENOENT for an
+ * unknown handle.  buffer_id: unique per mapping over the module's life.
+ */
+struct nvsim_map {
+	__u64 va;		/* in */
+	__u64 size;		/* in */
+	__u64 offset;		/* in */
+	__u32 handle;		/* in */
+	__u32 reserved;
+	__u64 buffer_id;	/* out */
+};
+
+/*
+ * NVSIM_IOC_UNMAP: remove every mapping inside [va, va + size) (cuMemUnmap,
+ * cuMemFree).  Each mapping must lie wholly inside the range (-EINVAL
+ * otherwise, and nothing is changed); -ENOENT if there is none.  The free
+ * callbacks of non-persistent pins on the removed mappings run, from this
+ * task, before the ioctl returns; persistent pins keep their pages.
+ */
+struct nvsim_unmap {
+	__u64 va;		/* in */
+	__u64 size;		/* in */
+};
+
+/*
+ * NVSIM_IOC_ALLOC: MEM_CREATE + MAP + MEM_RELEASE in one call
+ * (cuMemAlloc): the mapping at va is then the only holder of the memory,
+ * so UNMAP (or closing the fd) frees it.
+ */
+struct nvsim_alloc {
+	__u64 va;		/* in */
+	__u64 size;		/* in */
+	__u32 user_flags;	/* in */
+	__u32 reserved;
+	__u64 buffer_id;	/* out */
+};
+
+/*
+ * NVSIM_IOC_QUERY: the mapping that contains va (cuMemGetAddressRange,
+ * cuPointerGetAttribute).  -ENOENT when va is not mapped in this process.
+ */
+struct nvsim_query {
+	__u64 va;		/* in */
+	__u64 base;		/* out: start of the mapping */
+	__u64 size;		/* out: size of the mapping */
+	__u64 offset;		/* out: offset of the mapping in its mem */
+	__u64 mem_size;		/* out */
+	__u64 buffer_id;	/* out */
+	__u64 p2p_token;	/* out: for nvidia_p2p_get_pages (never 0) */
+	__u32 va_space;		/* out: for nvidia_p2p_get_pages (never 0) */
+	__u32 user_flags;	/* out */
+	__u64 reserved[2];
+};
+
+/*
+ * NVSIM_IOC_MEMSET: fill count elements of elem_size (1, 2 or 4) bytes at
+ * va with value (cuMemsetD8/16/32).  va must be elem_size aligned.
+ */
+struct nvsim_memset {
+	__u64 va;		/* in */
+	__u64 count;		/* in: elements */
+	__u32 value;		/* in */
+	__u32 elem_size;	/* in */
+};
+
+/* NVSIM_IOC_COPY: device to device copy (cuMemcpy, cuMemcpyDtoD); each
+ * range inside one mapping; overlapping ranges behave as memmove. */
+struct nvsim_copy {
+	__u64 dst;		/* in */
+	__u64 src;		/* in */
+	__u64 size;		/* in */
+};
+
+#define NVSIM_IOC_INFO		_IOR(NVSIM_IOC_MAGIC, 1, struct nvsim_info)
+#define NVSIM_IOC_MEM_CREATE	_IOWR(NVSIM_IOC_MAGIC, 2, struct nvsim_mem_create)
+#define NVSIM_IOC_MEM_RELEASE	_IOW(NVSIM_IOC_MAGIC, 3, struct nvsim_mem_release)
+#define NVSIM_IOC_MEM_RETAIN	_IOWR(NVSIM_IOC_MAGIC, 4, struct nvsim_mem_retain)
+#define NVSIM_IOC_MAP		_IOWR(NVSIM_IOC_MAGIC, 5, struct nvsim_map)
+#define NVSIM_IOC_UNMAP		_IOW(NVSIM_IOC_MAGIC, 6, struct nvsim_unmap)
+#define NVSIM_IOC_ALLOC		_IOWR(NVSIM_IOC_MAGIC, 7, struct nvsim_alloc)
+#define NVSIM_IOC_QUERY		_IOWR(NVSIM_IOC_MAGIC, 8, struct nvsim_query)
+#define NVSIM_IOC_MEMSET	_IOW(NVSIM_IOC_MAGIC, 9, struct nvsim_memset)
+#define NVSIM_IOC_COPY		_IOW(NVSIM_IOC_MAGIC, 10, struct nvsim_copy)
+
+#endif /* _NVSIM_IOCTL_H */
