@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A backend is one table of functions that pins, maps and describes GPU
+ * memory in its own way (the gdrdrv module, CUDA dma-bufs, Vulkan).  The
+ * core calls every slot without testing for NULL: gdr_backend_complete()
+ * fills the slots a backend leaves empty with defaults that either derive
+ * the answer from other slots or refuse with a clear "not supported".
+ *
+ * Every function returns 0 or a positive errno, and logs the reason of a
+ * failure (with gdr_err) before returning it.  The core holds g->lock
+ * around every call but open.
+ */
+#ifndef GDRMAP_BACKEND_H
+#define GDRMAP_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gdrapi.h"
+
+struct gdr;
+struct gdr_region;
+
+/* What a backend knows about a pin: the gdr_info_v2 fields. */
+struct gdr_pin_info {
+	uint64_t va;
+	uint64_t mapped_size;
+	uint32_t page_size;
+	uint64_t tm_cycles;
+	uint32_t cycles_per_ms;
+	gdr_mapping_type_t mapping_type;
+};
+
+struct gdr_backend {
+	const char *name;
+	gdrmap_backend_t id;
+
+	/*
+	 * Connect g to this backend.  On failure return a positive errno and
+	 * write into why (why_len bytes) what is missing and how to fix it;
+	 * the caller decides whether that is worth printing.
+	 */
+	int (*open)(struct gdr *g, char *why, size_t why_len);
+	void (*close)(struct gdr *g);
+
+	/*
+	 * Pin r->pin_addr .. + r->pin_size (GPU_PAGE_SIZE aligned) with the
+	 * GDR_PIN_FLAG_* in r->pin_flags; keep what is needed in r->bhandle
+	 * and r->bpriv.
+	 */
+	int (*pin)(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
+		   uint32_t va_space);
+	int (*unpin)(struct gdr *g, struct gdr_region *r);
+	int (*get_callback_flag)(struct gdr *g, struct gdr_region *r,
+				 int *flag);
+	int (*get_info)(struct gdr *g, struct gdr_region *r,
+			struct gdr_pin_info *info);
+	/* For GDRCopy's exported v1 gdr_get_info symbol. */
+	int (*get_info_v1)(struct gdr *g, struct gdr_region *r,
+			   struct gdr_pin_info *info);
+
+	/*
+	 * Map the first len bytes of the pinned window (len is a multiple of
+	 * the host page size).  want is the type asked for, NONE for the
+	 * backend's choice; *got is the type obtained.
+	 */
+	int (*map)(struct gdr *g, struct gdr_region *r, size_t len,
+		   gdr_mapping_type_t want, void **va, gdr_mapping_type_t *got);
+	int (*unmap)(struct gdr *g, struct gdr_region *r, void *va,
+		     size_t len);
+
+	int (*driver_version)(struct gdr *g, int *major, int *minor);
+	/* attr is one of GDR_ATTR_USE_PERSISTENT_MAPPING ..
+	 * GDR_ATTR_USING_DMA_BUF_MMAP; *v is already 0. */
+	int (*get_attribute)(struct gdr *g, gdr_attr_t attr, int *v);
+};
+
+/* Copy src into dst with every empty slot filled with its default. */
+void gdr_backend_complete(struct gdr_backend *dst,
+			  const struct gdr_backend *src);
+
+/* The backends, in the order gdr_open tries them. */
+extern const struct gdr_backend gdr_backend_gdrdrv;
+extern const struct gdr_backend gdr_backend_dmabuf;
+extern const struct gdr_backend gdr_backend_vulkan;
+
+#endif /* GDRMAP_BACKEND_H */

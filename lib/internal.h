@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* The library's internal state: instances, pinned regions, handles. */
+#ifndef GDRMAP_INTERNAL_H
+#define GDRMAP_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "gdrapi.h"
+#include "backend.h"
+
+/* Marks the definitions of the public API (everything else is hidden). */
+#define GDR_API __attribute__((visibility("default")))
+
+struct gdr_copy_impl;
+
+struct gdr {
+	/* Serialises every change of this instance's regions and every
+	 * backend call. */
+	pthread_mutex_t lock;
+	struct gdr_backend ops;		/* completed: no empty slot */
+	struct gdr_region *regions;	/* live regions, under lock */
+	size_t host_page_size;
+	int host_page_shift;
+	void *bpriv;			/* the backend's own state */
+};
+
+/* region->state: generation in the high 32 bits, flags below. */
+#define REGION_LIVE	(1ULL << 0)
+#define REGION_MAPPED	(1ULL << 1)
+#define REGION_GEN(s)	((uint32_t)((s) >> 32))
+
+/*
+ * One pinned range.  Regions live in a process-wide table and are reused,
+ * never freed, so that a stale handle can be recognised (its generation
+ * no longer matches) instead of being a dangling pointer.
+ *
+ * state, owner, map_va, map_len and copy are read without a lock by the
+ * copy functions: map_va, map_len and copy are written before state gains
+ * REGION_MAPPED (release) and are only trusted after state was read with
+ * acquire.  Everything else belongs to the owner and is under its lock.
+ */
+struct gdr_region {
+	_Atomic uint64_t state;
+	_Atomic(struct gdr *) owner;
+	_Atomic uintptr_t map_va;
+	_Atomic size_t map_len;
+	_Atomic(const struct gdr_copy_impl *) copy;
+
+	uint32_t index;			/* slot in the table, fixed */
+	uint32_t next_free;		/* free list, under the table lock */
+	struct gdr_region *prev, *next;	/* in owner->regions */
+
+	uint64_t addr, size;		/* as the caller asked */
+	uint64_t pin_addr, pin_size;	/* the 64 KiB window pinned */
+	uint32_t pin_flags;
+	gdr_mapping_type_t map_type;
+
+	uint64_t bhandle;		/* the backend's handle */
+	void *bpriv;			/* the backend's per-pin state */
+};
+
+/* Handle table (handle.c). */
+struct gdr_region *gdr_region_alloc(struct gdr *owner, gdr_mh_t *mh);
+void gdr_region_free(struct gdr_region *r);
+/* The region of a handle if it is live, else NULL; no lock taken. */
+struct gdr_region *gdr_region_peek(gdr_mh_t mh, uint64_t *state);
+/* The live region of mh owned by g; g->lock must be held. */
+struct gdr_region *gdr_region_get(struct gdr *g, gdr_mh_t mh,
+				  const char *caller);
+gdr_mh_t gdr_region_handle(const struct gdr_region *r);
+
+/* Open an instance on one backend (core.c); used by gdr_open and tests. */
+struct gdr *gdr_open_backend(const struct gdr_backend *b, char *why,
+			     size_t why_len, int *err);
+
+/* The exported v1 symbol (GDRCopy 2.0-2.3's gdr_get_info). */
+struct gdr_info_v1 {
+	uint64_t va;
+	uint64_t mapped_size;
+	uint32_t page_size;
+	uint64_t tm_cycles;
+	uint32_t cycles_per_ms;
+	unsigned mapped:1;
+	unsigned wc_mapping:1;
+};
+
+/*
+ * CUDA, if the process has already loaded it (cuda.c): describe why
+ * [addr, addr + size) could not be pinned, into buf.  Returns 0 if it
+ * found nothing to say.
+ */
+int gdr_cuda_explain_range(uint64_t addr, uint64_t size, char *buf,
+			   size_t len);
+
+#endif /* GDRMAP_INTERNAL_H */
