@@ -45,7 +45,7 @@ GDR_API gdr_t gdr_open(void)
 {
 	char why[NR_BACKENDS][512];
 	const struct gdr_backend *forced;
-	int bad, err = ENODEV;
+	int bad, err = ENODEV, first_err = 0;
 	struct gdr *g;
 	size_t i;
 
@@ -63,6 +63,7 @@ GDR_API gdr_t gdr_open(void)
 			return g;
 		gdr_info("%s backend not usable: %s", backends[i]->name,
 			 why[i]);
+		first_err = first_err ? first_err : err;
 		if (forced) {
 			gdr_err("the %s backend (forced by the environment) is not usable: %s",
 				forced->name, why[i]);
@@ -73,6 +74,7 @@ GDR_API gdr_t gdr_open(void)
 	gdr_err("no backend is usable here:");
 	for (i = 0; i < NR_BACKENDS; i++)
 		gdr_err("  %s: %s", backends[i]->name, why[i]);
-	errno = err;
+	/* The first backend's reason is the one most worth acting on. */
+	errno = first_err;
 	return NULL;
 }
