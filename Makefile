@@ -56,10 +56,12 @@ all: lib
 
 # `make check`: every suite that needs no GPU.  Each suite appends its
 # counts to $(CHECK_SUMMARY); the last line totals them.
+# Warnings are errors in every build `make check` makes.
 check:
+	@scripts/deps.sh
 	@mkdir -p $(O); rm -f $(CHECK_SUMMARY)
 	@status=0; for s in $(CHECK_SUITES); do \
-		$(MAKE) --no-print-directory $$s || status=1; done; \
+		$(MAKE) --no-print-directory WERROR=1 $$s || status=1; done; \
 	echo "== summary of all suites"; \
 	awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "%d passed, %d failed, %d skipped\n", p, f, s}' \
 		$(CHECK_SUMMARY); exit $$status
