@@ -1,0 +1,35 @@
+#!/bin/sh
+# Build what the VM runs, for one kernel: nvsim.ko and gdrdrv.ko against
+# KDIR (gdrdrv resolving nvidia_p2p_* against nvsim's symbol CRCs), the
+# libcuda shim, libgdrapi and the test cases; collect them in WORK/out.
+#
+# usage: build.sh KDIR WORK          (O and MAKE from the environment)
+set -eu
+
+die() { echo "vm build: $*" >&2; exit 1; }
+
+[ $# = 2 ] || die "usage: $0 KDIR WORK"
+kdir=$1 work=$2
+O=${O:-build}
+MAKE=${MAKE:-make}
+krel=$(cat "$kdir/include/config/kernel.release") ||
+	die "$kdir is not a configured kernel tree"
+
+$MAKE --no-print-directory sim-modules KDIR="$kdir" ||
+	die "make sim-modules KDIR=$kdir failed"
+symvers=$O/sim/$krel/nvsim/Module.symvers
+[ -f "$symvers" ] || die "sim-modules made no $symvers"
+$MAKE --no-print-directory modules KDIR="$kdir" \
+	KBUILD_EXTRA_SYMBOLS="$(cd "$(dirname "$symvers")" && pwd)/Module.symvers" ||
+	die "make modules KDIR=$kdir failed"
+$MAKE --no-print-directory vm-cases || die "make vm-cases failed"
+
+rm -rf "$work/out"
+mkdir -p "$work/out/lib" "$work/out/cases"
+cp "$O/sim/$krel/nvsim/nvsim.ko" "$work/out/"
+# Wherever kernel.mk puts it, the gdrdrv.ko of this kernel release.
+gdrdrv=$(find "$O" -name gdrdrv.ko -path "*$krel*" | head -n 1)
+[ -n "$gdrdrv" ] || die "no gdrdrv.ko for $krel under $O"
+cp "$gdrdrv" "$work/out/"
+cp -P "$O"/sim/libcuda/libcuda.so* "$O"/lib/libgdrapi.so* "$work/out/lib/"
+cp "$O"/tests/vm/cases/* "$work/out/cases/"

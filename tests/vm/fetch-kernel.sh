@@ -1,0 +1,89 @@
+#!/bin/sh
+# Fetch one Debian 12 kernel (image + headers) into a cache directory and
+# unpack it there, so that modules can be built for it and it can be booted
+# in QEMU without touching the host's /boot or /lib/modules.
+#
+# usage: fetch-kernel.sh SERIES CACHEDIR      (SERIES: 6.1 or 6.12)
+# Prints the shell assignments KVER=... ROOT=... KDIR=... VMLINUZ=... on
+# stdout; everything else goes to stderr.
+#
+# The newest kernel of the series that apt knows is used, with the image,
+# headers and kbuild packages all of one version.  An unpacked tree is
+# reused as long as its stamp file is there.
+set -eu
+
+die() { echo "fetch-kernel: $*" >&2; exit 1; }
+
+[ $# = 2 ] || die "usage: $0 SERIES CACHEDIR"
+series=$1 cache=$2
+case $series in
+6.1) img_re='^linux-image-6\.1\.0-[0-9]+-amd64-unsigned$' ;;
+6.12) img_re='^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' ;;
+*) die "unknown kernel series '$series' (6.1 and 6.12 are known)" ;;
+esac
+for t in apt-cache apt-get dpkg-deb; do
+	command -v $t >/dev/null || die "$t not found: this needs a Debian host"
+done
+
+candidate() {
+	apt-cache show --no-all-versions "$1" 2>/dev/null |
+		sed -n 's/^Version: //p' | head -n 1
+}
+
+# Newest first; take the first whose companion packages exist at the same
+# version (a mirror can list an image before its headers).
+images=$(apt-cache pkgnames "linux-image-$series" | grep -E "$img_re" |
+	sort -rV) || true
+[ -n "$images" ] || die "no linux-image package for $series in apt's lists: run apt-get update first (with bookworm and bookworm-security in sources)"
+kver= ver=
+for img in $images; do
+	k=${img#linux-image-}
+	k=${k%-unsigned}
+	v=$(candidate "$img")
+	case $series in
+	6.1) kbuild=linux-kbuild-6.1 ;;
+	*) kbuild=linux-kbuild-${k%-amd64} ;;
+	esac
+	ok=1
+	for p in "linux-headers-$k" "linux-headers-${k%-amd64}-common"; do
+		[ "$(candidate "$p")" = "$v" ] || ok=0
+	done
+	# linux-kbuild-6.1 is one package name across ABIs: ask for the version.
+	apt-cache show "$kbuild=$v" >/dev/null 2>&1 || ok=0
+	if [ $ok = 1 ]; then
+		kver=$k ver=$v
+		break
+	fi
+	echo "fetch-kernel: skipping $img $v: headers or kbuild missing at that version" >&2
+done
+[ -n "$kver" ] || die "no $series kernel with image, headers and kbuild at one version: run apt-get update first"
+
+dir=$cache/$kver
+root=$dir/root
+kdir=$root/usr/src/linux-headers-$kver
+if [ ! -e "$dir/.unpacked" ]; then
+	echo "fetch-kernel: fetching $kver ($ver) into $dir" >&2
+	rm -rf "$dir"
+	mkdir -p "$dir/debs" "$root"
+	(cd "$dir/debs" && apt-get download -q \
+		"linux-image-$kver-unsigned=$ver" "linux-headers-$kver=$ver" \
+		"linux-headers-${kver%-amd64}-common=$ver" "$kbuild=$ver" \
+		>&2) || die "apt-get download failed: run apt-get update first"
+	for deb in "$dir"/debs/*.deb; do
+		dpkg-deb -x "$deb" "$root" || die "dpkg-deb -x $deb failed"
+	done
+	# The packages' absolute links and include point into /usr/src of the
+	# host: make them relative to the unpacked tree.
+	mod=$root/lib/modules/$kver
+	ln -sfn "../../../usr/src/linux-headers-$kver" "$mod/build"
+	ln -sfn "../../../usr/src/linux-headers-${kver%-amd64}-common" \
+		"$mod/source"
+	sed -i "s|^include /usr/src/|include $root/usr/src/|" "$kdir/Makefile"
+	[ -f "$root/boot/vmlinuz-$kver" ] || die "no vmlinuz in the image package"
+	touch "$dir/.unpacked"
+fi
+
+echo "KVER=$kver"
+echo "ROOT=$root"
+echo "KDIR=$kdir"
+echo "VMLINUZ=$root/boot/vmlinuz-$kver"

@@ -1,0 +1,98 @@
+#!/bin/sh
+# Test the kernel half of gdrmap in a QEMU VM (TCG, no KVM needed) running a
+# Debian 12 kernel: build nvsim.ko and gdrdrv.ko for that kernel, pack them
+# with the test cases into an initramfs, boot, and judge the serial log.
+#
+# usage: run-vm.sh [-s SUMMARY_FILE] [-c CACHE_DIR] SERIES    (6.1 or 6.12)
+#   -s  append "passed failed skipped" to SUMMARY_FILE (for make check)
+#   -c  where kernel packages are kept (default $GDRMAP_VM_CACHE, else
+#       $HOME/.cache/gdrmap-vm)
+# Environment (defaults in brackets):
+#   O                    build directory of the tree [build]
+#   GDRMAP_STRESS_SECS   duration of the multi-threaded stress case [10]
+#   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [900]
+#   GDRMAP_VM_MEM        guest RAM [1G]
+#   GDRMAP_VM_GPUMEM     size of the simulated GPU's memory (ivshmem) [256M]
+#   GDRMAP_VM_SMP        guest CPUs [2]
+#   GDRMAP_VM_MODES      gdrdrv use_persistent_mapping values, one pass each [1 0]
+#   GDRMAP_VM_ACCEL      QEMU accelerator [tcg]; kvm is faster where it exists
+#   MAKE                 [make]
+# Exit status: 0 when every check passed and the kernel log is clean.
+set -eu
+
+die() { echo "run-vm: $*" >&2; exit 1; }
+
+summary= cache=${GDRMAP_VM_CACHE:-${HOME:-/tmp}/.cache/gdrmap-vm}
+while getopts "s:c:" opt; do
+	case $opt in
+	s) summary=$OPTARG ;;
+	c) cache=$OPTARG ;;
+	*) die "usage: $0 [-s SUMMARY_FILE] [-c CACHE_DIR] SERIES" ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# = 1 ] || die "usage: $0 [-s SUMMARY_FILE] [-c CACHE_DIR] SERIES"
+series=$1
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+vmdir=$top/tests/vm
+cd "$top"
+O=${O:-build}
+MAKE=${MAKE:-make}
+stress=${GDRMAP_STRESS_SECS:-10}
+vm_timeout=${GDRMAP_VM_TIMEOUT:-900}
+qemu=qemu-system-x86_64
+command -v $qemu >/dev/null || die "$qemu not found: apt-get install qemu-system-x86"
+
+# A failure before the VM's own verdict still counts as one failed test.
+fail_early() {
+	[ -n "$summary" ] && echo "0 1 0" >>"$summary"
+	die "$*"
+}
+
+eval "$("$vmdir/fetch-kernel.sh" "$series" "$cache")" ||
+	fail_early "could not get the $series kernel"
+work=$(mkdir -p "$O/vm/$KVER" && cd "$O/vm/$KVER" && pwd)
+log=$work/serial.log
+
+echo "== VM test on Linux $KVER (log: $log)"
+"$vmdir/build.sh" "$KDIR" "$work" || fail_early "build for $KVER failed"
+
+stage=$work/initramfs
+rm -rf "$stage"
+mkdir -p "$stage/vm/cases" "$stage/vm/steps" "$stage/lib/gdrmap" \
+	"$stage/usr/lib/gdrmap"
+cp "$vmdir/init" "$stage/init"
+cp "$top/tests/run-tests.sh" "$stage/vm/run-tests.sh"
+cp "$vmdir"/steps/* "$stage/vm/steps/"
+cp "$work"/out/*.ko "$stage/lib/gdrmap/"
+cp -P "$work"/out/lib/* "$stage/usr/lib/gdrmap/"
+cp "$work"/out/cases/* "$stage/vm/cases/"
+cat >"$stage/vm/vm.conf" <<EOF
+GDRMAP_STRESS_SECS=$stress
+GDRMAP_CASE_TIMEOUT=${GDRMAP_CASE_TIMEOUT:-180}
+GDRMAP_VM_MODES="${GDRMAP_VM_MODES:-1 0}"
+GDRMAP_VM_NVSIM_PARAMS="${GDRMAP_VM_NVSIM_PARAMS:-}"
+GDRMAP_VM_GDRDRV_PARAMS="${GDRMAP_VM_GDRDRV_PARAMS:-dbg_enabled=1}"
+EOF
+"$vmdir/mkinitramfs.sh" "$stage" "$work/initramfs.cpio.gz" ||
+	fail_early "initramfs failed"
+
+start=$(date +%s)
+# -no-reboot turns the guest's panic (panic=-1) or reboot into an exit;
+# timeout bounds a hung guest; the serial console is the only output.
+set +e
+timeout -k 10 "$vm_timeout" $qemu \
+	-machine q35,accel="${GDRMAP_VM_ACCEL:-tcg}" -cpu max \
+	-smp "${GDRMAP_VM_SMP:-2}" -m "${GDRMAP_VM_MEM:-1G}" \
+	-nographic -no-reboot -nodefaults -serial stdio -monitor none \
+	-kernel "$VMLINUZ" -initrd "$work/initramfs.cpio.gz" \
+	-append "console=ttyS0 panic=-1 quiet log_buf_len=4M printk.devkmsg=on" \
+	-object memory-backend-ram,id=gpumem,size="${GDRMAP_VM_GPUMEM:-256M}",share=on \
+	-device ivshmem-plain,memdev=gpumem \
+	</dev/null >"$log" 2>&1
+qrc=$?
+set -e
+secs=$(( $(date +%s) - start ))
+
+"$vmdir/judge.sh" "$log" "$summary" "$qrc" "$KVER" "$secs"

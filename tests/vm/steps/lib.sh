@@ -1,0 +1,35 @@
+# Shell twin of tests/common/check.h for the VM's module steps: count
+# checks, print the closing line, exit 0 pass / 1 fail.
+passed=0 failed=0
+
+check() {
+	# check DESCRIPTION COMMAND...: the command's status is the verdict.
+	desc=$1; shift
+	if "$@"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "FAIL: $desc" >&2
+	fi
+}
+
+done_checks() {
+	echo "$passed passed, $failed failed"
+	[ $failed = 0 ]
+}
+
+# One of nvsim's counters in /proc/driver/nvsim (see sim/README.md).
+nvsim_count() {
+	cat "/proc/driver/nvsim/$1" 2>/dev/null || echo "unreadable"
+}
+
+# gdrdrv's count of pins not yet released; "" when not exported (it is
+# only with dbg_enabled=1).
+gdrdrv_outstanding() {
+	f=/proc/driver/gdrdrv/nv_get_pages_refcount
+	[ -r "$f" ] && cat "$f" || echo ""
+}
+
+is_zero_or_unknown() {
+	[ -z "$1" ] || [ "$1" = 0 ]
+}
