@@ -48,9 +48,27 @@ typedef struct CUuuid_st {
 #define CUDA_ERROR_ILLEGAL_ADDRESS		700
 #define CUDA_ERROR_NOT_PERMITTED		800
 #define CUDA_ERROR_NOT_SUPPORTED		801
+#define CUDA_ERROR_CONTEXT_IS_DESTROYED		709
+#define CUDA_ERROR_SYSTEM_DRIVER_MISMATCH	803
 #define CUDA_ERROR_UNKNOWN			999
 
 /* CUdevice_attribute values */
+#define CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK			1
+#define CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X				2
+#define CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y				3
+#define CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z				4
+#define CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X				5
+#define CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y				6
+#define CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z				7
+#define CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK			8
+#define CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY			9
+#define CU_DEVICE_ATTRIBUTE_WARP_SIZE					10
+#define CU_DEVICE_ATTRIBUTE_CLOCK_RATE					13
+#define CU_DEVICE_ATTRIBUTE_INTEGRATED					18
+#define CU_DEVICE_ATTRIBUTE_COMPUTE_MODE				20
+#define CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE				36
+#define CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH			37
+#define CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY				83
 #define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT			16
 #define CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY				19
 #define CU_DEVICE_ATTRIBUTE_PCI_BUS_ID					33
@@ -79,6 +97,7 @@ typedef int CUpointer_attribute;
 #define CU_POINTER_ATTRIBUTE_BUFFER_ID			7
 #define CU_POINTER_ATTRIBUTE_IS_MANAGED			8
 #define CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL		9
+#define CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE	10
 #define CU_POINTER_ATTRIBUTE_RANGE_START_ADDR		11
 #define CU_POINTER_ATTRIBUTE_RANGE_SIZE			12
 #define CU_POINTER_ATTRIBUTE_MAPPED			13
@@ -90,6 +109,29 @@ typedef int CUpointer_attribute;
 #define CU_MEMORYTYPE_DEVICE	2
 #define CU_MEMORYTYPE_ARRAY	3
 #define CU_MEMORYTYPE_UNIFIED	4
+
+/* CU_POINTER_ATTRIBUTE_P2P_TOKENS result */
+typedef struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st {
+	unsigned long long p2pToken;
+	unsigned int vaSpaceToken;
+} CUDA_POINTER_ATTRIBUTE_P2P_TOKENS;
+
+/* cuCtxCreate_v4 parameters (CUDA 13); the pointed-to types are opaque here. */
+typedef struct CUctxCreateParams_st {
+	void *execAffinityParams;
+	int numExecAffinityParams;
+	void *cigParams;
+} CUctxCreateParams;
+
+/* cuGetProcAddress */
+typedef unsigned long long cuuint64_t;
+#define CU_GET_PROC_ADDRESS_DEFAULT			0
+#define CU_GET_PROC_ADDRESS_LEGACY_STREAM		(1 << 0)
+#define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM	(1 << 1)
+typedef int CUdriverProcAddressQueryResult;
+#define CU_GET_PROC_ADDRESS_SUCCESS			0
+#define CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND		1
+#define CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT	2
 
 /* Virtual memory management (cuMemCreate and friends) */
 typedef int CUmemAllocationHandleType;
@@ -203,6 +245,22 @@ CUresult cuMemExportToShareableHandle(void *shareable,
 				      CUmemGenericAllocationHandle handle,
 				      CUmemAllocationHandleType type,
 				      unsigned long long flags);
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+			  cuuint64_t flags);
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+			     cuuint64_t flags,
+			     CUdriverProcAddressQueryResult *symbolStatus);
+CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev);
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
+				    int *active);
+CUresult cuCtxCreate_v3(CUcontext *pctx, void *paramsArray, int numParams,
+			unsigned int flags, CUdevice dev);
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params,
+			unsigned int flags, CUdevice dev);
+CUresult cuCtxPushCurrent_v2(CUcontext ctx);
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx);
+CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short us, size_t n);
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n);
 CUresult cuGetErrorName(CUresult error, const char **str);
 CUresult cuGetErrorString(CUresult error, const char **str);
 
@@ -216,6 +274,10 @@ CUresult cuGetErrorString(CUresult error, const char **str);
 #define cuMemAllocHost			cuMemAllocHost_v2
 #define cuMemsetD8			cuMemsetD8_v2
 #define cuMemsetD32			cuMemsetD32_v2
+#define cuMemsetD16			cuMemsetD16_v2
+#define cuMemcpyDtoD			cuMemcpyDtoD_v2
+#define cuCtxPushCurrent		cuCtxPushCurrent_v2
+#define cuCtxPopCurrent			cuCtxPopCurrent_v2
 #define cuMemcpyHtoD			cuMemcpyHtoD_v2
 #define cuMemcpyDtoH			cuMemcpyDtoH_v2
 #define cuMemGetAddressRange		cuMemGetAddressRange_v2

@@ -99,6 +99,14 @@ struct nvsim_mem_retain {
 	__u64 size;		/* out: size of the whole mem */
 };
 
+/* NVSIM_IOC_MEM_INFO: size and user_flags of a handle's mem
+ * (cuMemGetAllocationPropertiesFromHandle).  -ENOENT: unknown handle. */
+struct nvsim_mem_info {
+	__u32 handle;		/* in */
+	__u32 user_flags;	/* out */
+	__u64 size;		/* out */
+};
+
 /*
  * NVSIM_IOC_MAP: map [offset, offset + size) of the mem of handle at va
  * (cuMemMap).  -EEXIST if it overlaps another mapping of this process,
@@ -185,5 +193,6 @@ struct nvsim_copy {
 #define NVSIM_IOC_QUERY		_IOWR(NVSIM_IOC_MAGIC, 8, struct nvsim_query)
 #define NVSIM_IOC_MEMSET	_IOW(NVSIM_IOC_MAGIC, 9, struct nvsim_memset)
 #define NVSIM_IOC_COPY		_IOW(NVSIM_IOC_MAGIC, 10, struct nvsim_copy)
+#define NVSIM_IOC_MEM_INFO	_IOWR(NVSIM_IOC_MAGIC, 11, struct nvsim_mem_info)
 
 #endif /* _NVSIM_IOCTL_H */

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * nvsim: gdrmap's simulated GPU - internal declarations.
+ *
+ * Locking: one global mutex, nvsim_lock, protects every object below (the
+ * device's page allocator, contexts, handles, mappings, memory objects,
+ * pins and counters).  It plays the role of NVIDIA's RM API lock: free
+ * callbacks run with it held, so a put_pages racing with a callback waits
+ * for it.  Reference counts are plain integers changed under the lock.
+ */
+#ifndef _NVSIM_H
+#define _NVSIM_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+
+#include "nv-p2p.h"
+#include "nvsim_ioctl.h"
+
+#define NVSIM_PAGE_BYTES	((u64)NVSIM_PAGE_SIZE)
+
+struct pci_dev;
+struct mm_struct;
+
+/* The simulated GPU: BAR2 of an ivshmem-plain device. */
+struct nvsim_dev {
+	struct kref kref;
+	struct pci_dev *pdev;
+	phys_addr_t bar_phys;	/* CPU physical address of BAR2 */
+	u64 bar_bus;		/* bus address of BAR2 (for dma_map_pages) */
+	u64 bar_size;		/* bytes used: npages * 64 KiB */
+	void __iomem *bar;	/* kernel WC mapping of BAR2 */
+	unsigned long npages;
+	unsigned long used;	/* pages allocated */
+	unsigned long *bitmap;	/* 1 = page allocated */
+	u8 uuid[NVIDIA_P2P_GPU_UUID_LEN];
+};
+
+/* A memory object: a set of BAR pages (cuMemCreate, cuMemAlloc). */
+struct nvsim_mem {
+	unsigned long refs;	/* handles + mappings + persistent pins */
+	struct nvsim_dev *gpu;	/* holds a device reference */
+	u64 size;
+	unsigned long npages;
+	u32 user_flags;
+	u32 *pages;		/* BAR page index of each page */
+};
+
+/* A per-fd reference to a memory object. */
+struct nvsim_handle {
+	struct nvsim_mem *mem;
+	unsigned long refs;	/* cuMemRelease calls to come */
+};
+
+/* An open /dev/nvsim: one process's device address space. */
+struct nvsim_ctx {
+	struct list_head node;		/* nvsim_ctxs */
+	struct mm_struct *mm;		/* mmgrab'ed; identifies the process */
+	struct nvsim_dev *gpu;		/* holds a device reference */
+	u64 p2p_token;
+	u32 va_space;
+	struct list_head maps;		/* struct nvsim_mapping, by address */
+	struct xarray handles;		/* u32 -> struct nvsim_handle */
+};
+
+/* [va, va + size) of a process maps [offset, offset + size) of a mem. */
+struct nvsim_mapping {
+	struct list_head node;		/* ctx->maps */
+	struct nvsim_ctx *ctx;
+	struct nvsim_mem *mem;		/* holds a mem reference */
+	u64 va;
+	u64 size;
+	u64 offset;
+	u64 buffer_id;
+	struct list_head pins;		/* non-persistent struct nvsim_pin */
+};
+
+/* A page table handed out by nvidia_p2p_get_pages[_persistent]. */
+struct nvsim_pin {
+	struct nvidia_p2p_page_table pt;	/* what the caller sees */
+	struct list_head node;			/* nvsim_pins */
+	struct list_head map_node;		/* map->pins (non-persistent) */
+	bool persistent;
+	u64 va;
+	struct nvsim_mapping *map;			/* non-persistent */
+	struct nvsim_mem *mem;			/* persistent: holds a ref */
+	struct nvsim_dev *gpu;			/* lives as long as the pin */
+	void (*free_callback)(void *data);
+	void *data;
+	struct list_head dma_maps;		/* struct nvsim_dma_map */
+	struct nvidia_p2p_page *page_structs;
+	u8 uuid[NVIDIA_P2P_GPU_UUID_LEN];
+};
+
+struct nvsim_dma_map {
+	struct nvidia_p2p_dma_mapping m;
+	struct list_head node;			/* pin->dma_maps */
+};
+
+struct nvsim_counters {
+	unsigned long outstanding_pins;
+	unsigned long persistent_pins;
+	unsigned long pinned_pages;
+	unsigned long callbacks_fired;
+	unsigned long allocations;
+	unsigned long get_pages_calls;
+	unsigned long put_pages_calls;
+};
+
+extern struct mutex nvsim_lock;
+extern struct nvsim_dev *nvsim_gpu;	/* NULL when no device is bound */
+extern struct list_head nvsim_ctxs;
+extern struct list_head nvsim_pins;
+extern struct nvsim_counters nvsim_count;
+extern bool nvsim_scatter;
+extern bool nvsim_poison;
+
+/* nvsim_main.c */
+void nvsim_dev_get(struct nvsim_dev *gpu);
+void nvsim_dev_put(struct nvsim_dev *gpu);
+
+/* nvsim_mem.c */
+void nvsim_mem_put(struct nvsim_mem *mem);
+struct nvsim_mapping *nvsim_find_map(struct nvsim_ctx *ctx, u64 va, u64 len);
+extern const struct file_operations nvsim_fops;
+
+/* nvsim_p2p.c */
+void nvsim_fire_callbacks(struct nvsim_mapping *map);
+void nvsim_free_leftover_pins(void);
+
+#endif /* _NVSIM_H */

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * nvsim: the nvidia_p2p_* kernel API over the simulated GPU's memory
+ * (not real hardware).  Behaviour follows the documented contract of
+ * NVIDIA's open kernel modules (gdrmap's ABI facts sheet, section 3):
+ *
+ *  - non-persistent pins (nvidia_p2p_get_pages) need a free callback;
+ *    freeing the memory runs it synchronously from the freeing task,
+ *    with nvsim_lock (our "RM API lock") held, then frees the table;
+ *    put_pages on a table whose callback ran returns 0;
+ *  - persistent pins hold the memory until put_pages_persistent, even
+ *    when it is freed meanwhile; they have no callback.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "nvsim.h"
+
+static struct nvsim_pin *nvsim_find_pin(struct nvidia_p2p_page_table *pt)
+{
+	struct nvsim_pin *pin;
+
+	lockdep_assert_held(&nvsim_lock);
+	list_for_each_entry(pin, &nvsim_pins, node)
+		if (&pin->pt == pt)
+			return pin;
+	return NULL;
+}
+
+/*
+ * The mapping holding [va, va + len) in the address space named by the
+ * tokens: 0/0 is the caller's own process, otherwise the /dev/nvsim fd
+ * that CU_POINTER_ATTRIBUTE_P2P_TOKENS reported.
+ */
+static struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space,
+					  u64 va, u64 len)
+{
+	struct nvsim_mapping *map;
+	struct nvsim_ctx *ctx;
+
+	lockdep_assert_held(&nvsim_lock);
+	list_for_each_entry(ctx, &nvsim_ctxs, node) {
+		if (p2p_token || va_space) {
+			if (ctx->p2p_token != p2p_token ||
+			    ctx->va_space != va_space)
+				continue;
+		} else if (!current->mm || ctx->mm != current->mm) {
+			continue;
+		}
+		map = nvsim_find_map(ctx, va, len);
+		if (map)
+			return map;
+	}
+	return NULL;
+}
+
+static void nvsim_pin_free(struct nvsim_pin *pin)
+{
+	struct nvsim_dma_map *dm, *tmp;
+
+	lockdep_assert_held(&nvsim_lock);
+	list_for_each_entry_safe(dm, tmp, &pin->dma_maps, node) {
+		list_del(&dm->node);
+		kvfree(dm->m.dma_addresses);
+		kfree(dm);
+	}
+	list_del(&pin->node);
+	if (pin->persistent) {
+		nvsim_count.persistent_pins--;
+		nvsim_mem_put(pin->mem);
+	} else {
+		list_del(&pin->map_node);
+	}
+	nvsim_count.outstanding_pins--;
+	nvsim_count.pinned_pages -= pin->pt.entries;
+	kvfree(pin->pt.pages);
+	kvfree(pin->page_structs);
+	kfree(pin);
+}
+
+static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
+		     bool persistent, void (*free_callback)(void *data),
+		     void *data, struct nvidia_p2p_page_table **page_table)
+{
+	struct nvsim_mapping *map;
+	struct nvsim_pin *pin;
+	struct nvsim_mem *mem;
+	u64 first, n, i, page;
+	int ret;
+
+	might_sleep();
+	if (!page_table || !len || (va | len) & (NVSIM_PAGE_BYTES - 1) ||
+	    va + len < va)
+		return -EINVAL;
+	n = len >> NVSIM_PAGE_SHIFT;
+	if (n > U32_MAX)
+		return -EINVAL;
+
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	if (!pin)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&pin->dma_maps);
+	INIT_LIST_HEAD(&pin->map_node);
+	pin->pt.pages = kvmalloc_array(n, sizeof(*pin->pt.pages), GFP_KERNEL);
+	pin->page_structs = kvcalloc(n, sizeof(*pin->page_structs),
+				     GFP_KERNEL);
+	if (!pin->pt.pages || !pin->page_structs) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+
+	mutex_lock(&nvsim_lock);
+	map = nvsim_lookup(p2p_token, va_space, va, len);
+	if (!map) {
+		ret = -EINVAL;
+		goto err_unlock;
+	}
+	mem = map->mem;
+	first = (map->offset + (va - map->va)) >> NVSIM_PAGE_SHIFT;
+	for (i = 0; i < n; i++) {
+		page = mem->pages[first + i];
+		pin->page_structs[i].physical_address =
+			mem->gpu->bar_phys + (page << NVSIM_PAGE_SHIFT);
+		pin->pt.pages[i] = &pin->page_structs[i];
+	}
+	pin->gpu = mem->gpu;
+	memcpy(pin->uuid, mem->gpu->uuid, sizeof(pin->uuid));
+	pin->pt.version = NVIDIA_P2P_PAGE_TABLE_VERSION;
+	pin->pt.page_size = NVIDIA_P2P_PAGE_SIZE_64KB;
+	pin->pt.entries = n;
+	pin->pt.gpu_uuid = pin->uuid;
+	pin->pt.flags = 0;
+	pin->va = va;
+	pin->persistent = persistent;
+	if (persistent) {
+		pin->mem = mem;
+		mem->refs++;
+		nvsim_count.persistent_pins++;
+	} else {
+		pin->map = map;
+		pin->free_callback = free_callback;
+		pin->data = data;
+		list_add_tail(&pin->map_node, &map->pins);
+	}
+	list_add_tail(&pin->node, &nvsim_pins);
+	nvsim_count.outstanding_pins++;
+	nvsim_count.pinned_pages += n;
+	nvsim_count.get_pages_calls++;
+	mutex_unlock(&nvsim_lock);
+
+	*page_table = &pin->pt;
+	return 0;
+
+err_unlock:
+	mutex_unlock(&nvsim_lock);
+err_free:
+	kvfree(pin->pt.pages);
+	kvfree(pin->page_structs);
+	kfree(pin);
+	return ret;
+}
+
+/* Memory behind map is going away: invalidate its non-persistent pins. */
+void nvsim_fire_callbacks(struct nvsim_mapping *map)
+{
+	struct nvsim_pin *pin, *tmp;
+
+	lockdep_assert_held(&nvsim_lock);
+	list_for_each_entry_safe(pin, tmp, &map->pins, map_node) {
+		pin->free_callback(pin->data);
+		nvsim_count.callbacks_fired++;
+		nvsim_pin_free(pin);
+	}
+}
+
+/* Module exit: pins a client never released (all persistent). */
+void nvsim_free_leftover_pins(void)
+{
+	struct nvsim_pin *pin, *tmp;
+
+	lockdep_assert_held(&nvsim_lock);
+	list_for_each_entry_safe(pin, tmp, &nvsim_pins, node)
+		nvsim_pin_free(pin);
+}
+
+int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
+			 uint64_t virtual_address, uint64_t length,
+			 struct nvidia_p2p_page_table **page_table,
+			 void (*free_callback)(void *data), void *data)
+{
+	if (!free_callback)
+		return -EINVAL;
+	return nvsim_pin(p2p_token, va_space, virtual_address, length, false,
+			 free_callback, data, page_table);
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages);
+
+int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
+				    struct nvidia_p2p_page_table **page_table,
+				    uint32_t flags)
+{
+	/* BAR1 mappings are forced only on coherent platforms, not here. */
+	if (flags == NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING)
+		return -ENOTSUPP;
+	if (flags)
+		return -EINVAL;
+	return nvsim_pin(0, 0, virtual_address, length, true, NULL, NULL,
+			 page_table);
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages_persistent);
+
+static int nvsim_unpin(uint64_t virtual_address,
+		       struct nvidia_p2p_page_table *page_table,
+		       bool persistent)
+{
+	struct nvsim_pin *pin;
+	int ret = 0;
+
+	might_sleep();
+	if (!page_table)
+		return 0;
+	/* Waits for a callback running on another task to finish. */
+	mutex_lock(&nvsim_lock);
+	pin = nvsim_find_pin(page_table);
+	if (!pin) {
+		/* Unlinked by the free callback: "not found", reported as 0. */
+		ret = 0;
+	} else if (pin->persistent != persistent ||
+		   pin->va != virtual_address) {
+		ret = -EINVAL;
+	} else {
+		nvsim_count.put_pages_calls++;
+		nvsim_pin_free(pin);
+	}
+	mutex_unlock(&nvsim_lock);
+	return ret;
+}
+
+int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space,
+			 uint64_t virtual_address,
+			 struct nvidia_p2p_page_table *page_table)
+{
+	return nvsim_unpin(virtual_address, page_table, false);
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages);
+
+int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
+				    struct nvidia_p2p_page_table *page_table,
+				    uint32_t flags)
+{
+	if (flags)
+		return -EINVAL;
+	return nvsim_unpin(virtual_address, page_table, true);
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages_persistent);
+
+int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
+{
+	/* The table is freed by put_pages or after the callback. */
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_free_page_table);
+
+int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
+			     struct nvidia_p2p_page_table *page_table,
+			     struct nvidia_p2p_dma_mapping **dma_mapping)
+{
+	struct nvsim_dma_map *dm;
+	struct nvsim_pin *pin;
+	u32 i;
+	int ret;
+
+	might_sleep();
+	if (!peer || !page_table || !dma_mapping)
+		return -EINVAL;
+
+	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
+	if (!dm)
+		return -ENOMEM;
+
+	mutex_lock(&nvsim_lock);
+	pin = nvsim_find_pin(page_table);
+	if (!pin) {
+		ret = -EINVAL;
+		goto err_unlock;
+	}
+	dm->m.dma_addresses = kvmalloc_array(pin->pt.entries,
+					     sizeof(*dm->m.dma_addresses),
+					     GFP_KERNEL);
+	if (!dm->m.dma_addresses) {
+		ret = -ENOMEM;
+		goto err_unlock;
+	}
+	/* No IOMMU is modelled: the bus address of each BAR page. */
+	for (i = 0; i < pin->pt.entries; i++)
+		dm->m.dma_addresses[i] = pin->page_structs[i].physical_address -
+			pin->gpu->bar_phys + pin->gpu->bar_bus;
+	dm->m.version = NVIDIA_P2P_DMA_MAPPING_VERSION;
+	dm->m.page_size_type = NVIDIA_P2P_PAGE_SIZE_64KB;
+	dm->m.entries = pin->pt.entries;
+	dm->m.pci_dev = peer;
+	list_add_tail(&dm->node, &pin->dma_maps);
+	mutex_unlock(&nvsim_lock);
+
+	*dma_mapping = &dm->m;
+	return 0;
+
+err_unlock:
+	mutex_unlock(&nvsim_lock);
+	kfree(dm);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_dma_map_pages);
+
+int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
+			       struct nvidia_p2p_page_table *page_table,
+			       struct nvidia_p2p_dma_mapping *dma_mapping)
+{
+	struct nvsim_dma_map *dm;
+	struct nvsim_pin *pin;
+
+	might_sleep();
+	if (!peer || !page_table || !dma_mapping)
+		return -EINVAL;
+
+	mutex_lock(&nvsim_lock);
+	pin = nvsim_find_pin(page_table);
+	if (pin) {
+		list_for_each_entry(dm, &pin->dma_maps, node) {
+			if (&dm->m == dma_mapping) {
+				list_del(&dm->node);
+				kvfree(dm->m.dma_addresses);
+				kfree(dm);
+				break;
+			}
+		}
+	}
+	mutex_unlock(&nvsim_lock);
+	/* Already torn down (callback ran) is not an error. */
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_dma_unmap_pages);
+
+int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping)
+{
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_free_dma_mapping);

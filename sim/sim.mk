@@ -1,0 +1,72 @@
+# sim/: gdrmap's simulated GPU (see sim/README.md).
+#   make sim-modules [KDIR=...]  nvsim.ko, built in $(O)/sim/<kernelrelease>/nvsim
+#   make sim-shim                $(O)/sim/libcuda/libcuda.so.1 (+ libcuda.so)
+#   make check-sim               host sanity tests (no VM, no GPU)
+
+# Kernel headers: the running kernel's, else the newest Debian amd64 ones.
+SIM_KDIR_DEFAULT := $(firstword \
+	$(wildcard /lib/modules/$(shell uname -r)/build) \
+	$(shell ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | \
+		grep -v -e -cloud- -e -rt- | sort -V | tail -n 1))
+KDIR ?= $(SIM_KDIR_DEFAULT)
+
+# The kernel's uname -r (Debian's kernel.release file says e.g. 6.1.192).
+NVSIM_KVER      = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+			$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+# Where nvsim.ko and its Module.symvers (KBUILD_EXTRA_SYMBOLS for gdrdrv) go.
+NVSIM_BUILD_DIR = $(abspath $(O))/sim/$(NVSIM_KVER)/nvsim
+NVSIM_SYMVERS   = $(NVSIM_BUILD_DIR)/Module.symvers
+NVSIM_KO        = $(NVSIM_BUILD_DIR)/nvsim.ko
+NVSIM_SRCS      = $(wildcard sim/nvsim/*.c sim/nvsim/*.h) sim/nvsim/Kbuild \
+		  kernel/nvidia/nv-p2p.h
+
+.PHONY: sim-modules sim-shim check-sim sim-clean
+# O= and CC= given to us are user-space settings: keep them from kbuild.
+sim-modules:
+	@test -n "$(NVSIM_KVER)" || \
+		{ echo "sim: no kernel headers at KDIR='$(KDIR)'" >&2; exit 1; }
+	@mkdir -p $(NVSIM_BUILD_DIR)
+	cp -p $(NVSIM_SRCS) $(NVSIM_BUILD_DIR)/
+	$(MAKE) -C $(KDIR) M=$(NVSIM_BUILD_DIR) O= modules
+	@echo "sim: built $(NVSIM_KO)"
+
+# The libcuda shim: user space, the project's flags, cu* symbols only.
+SIM_SHIM_DIR   := $(O)/sim/libcuda
+SIM_SHIM       := $(SIM_SHIM_DIR)/libcuda.so.1
+SIM_SHIM_SRCS  := $(wildcard sim/libcuda/*.c)
+SIM_SHIM_OBJS  := $(patsubst sim/libcuda/%.c,$(SIM_SHIM_DIR)/%.o,$(SIM_SHIM_SRCS))
+SIM_SHIM_MAP   := sim/libcuda/libcuda.map
+SIM_CFLAGS      = $(ALL_CFLAGS) -Isim/nvsim -fvisibility=default
+
+sim-shim: $(SIM_SHIM) $(SIM_SHIM_DIR)/libcuda.so
+
+$(SIM_SHIM_DIR)/%.o: sim/libcuda/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SIM_CFLAGS) -fPIC -MMD -MP -c -o $@ $<
+
+$(SIM_SHIM): $(SIM_SHIM_OBJS) $(SIM_SHIM_MAP)
+	$(CC) $(SANFLAGS) -shared -Wl,-soname,libcuda.so.1 -Wl,-z,defs \
+		-Wl,--version-script=$(SIM_SHIM_MAP) -o $@ $(SIM_SHIM_OBJS) \
+		-lpthread
+
+$(SIM_SHIM_DIR)/libcuda.so: $(SIM_SHIM)
+	ln -sf libcuda.so.1 $@
+
+# Host tests: sim/tests/host_*.c, each one program (exit 0/1/77).
+SIM_HTEST_SRCS := $(wildcard sim/tests/host_*.c)
+SIM_HTEST_BINS := $(patsubst sim/tests/%.c,$(O)/sim/tests/%,$(SIM_HTEST_SRCS))
+
+$(O)/sim/tests/%: sim/tests/%.c $(SIM_SHIM)
+	@mkdir -p $(dir $@)
+	$(CC) $(SIM_CFLAGS) -Itests/common -MMD -MP \
+		-DSIM_SHIM_PATH='"$(abspath $(SIM_SHIM))"' -o $@ $< -ldl
+
+CHECK_SUITES += check-sim
+check-sim: sim-shim $(SIM_HTEST_BINS)
+	@echo "== simulated GPU host checks"
+	tests/run-tests.sh -t 120 -s $(CHECK_SUMMARY) $(SIM_HTEST_BINS)
+
+sim-clean:
+	rm -rf $(O)/sim
+
+-include $(SIM_SHIM_OBJS:.o=.d) $(SIM_HTEST_BINS:=.d)
