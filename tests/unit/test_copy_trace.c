@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Every access a routine makes to the mapping, one by one: the "mapping"
+ * is kept PROT_NONE, so each access faults; the fault handler records its
+ * address and kind (the page-fault error code says read or write), opens
+ * the pages, and single-steps the instruction (trap flag), after which the
+ * pages close again.  That proves, on host memory:
+ *  - reads load each 64-byte line covering the range exactly once, in the
+ *    set's access width (one 64-byte load per line for AVX-512, two
+ *    32-byte ones for AVX2, ...), and the generic routine each covering
+ *    8-byte word exactly once; no read stores to the mapping;
+ *  - writes store each byte once, in the fewest naturally aligned pieces
+ *    no wider than the set's width, in address order, and never read the
+ *    mapping.
+ * x86-64 only (the trap flag and the error code are x86's).
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "copy/copy.h"
+
+#if defined(__x86_64__)
+
+#define MAX_ACCESSES	4096
+#define TRAP_FLAG	0x100
+#define PF_WRITE	0x2
+#define FAILS_SHOWN	10
+
+struct access {
+	uintptr_t addr;
+	int write;
+};
+
+static struct access trace[MAX_ACCESSES];
+static volatile size_t traced;
+static unsigned char *map;
+static size_t map_len;
+
+static void on_fault(int sig, siginfo_t *info, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	uintptr_t addr = (uintptr_t)info->si_addr;
+
+	(void)sig;
+	if (addr < (uintptr_t)map || addr >= (uintptr_t)map + map_len) {
+		/* not ours: let it crash as it would have */
+		signal(SIGSEGV, SIG_DFL);
+		return;
+	}
+	if (traced < MAX_ACCESSES) {
+		trace[traced].addr = addr;
+		trace[traced].write = !!(uc->uc_mcontext.gregs[REG_ERR] & PF_WRITE);
+	}
+	traced++;
+	mprotect(map, map_len, PROT_READ | PROT_WRITE);
+	uc->uc_mcontext.gregs[REG_EFL] |= TRAP_FLAG;
+}
+
+/* The faulting instruction has run: close the pages again. */
+static void on_trap(int sig, siginfo_t *info, void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	(void)sig;
+	(void)info;
+	mprotect(map, map_len, PROT_NONE);
+	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TRAP_FLAG;
+}
+
+static void install(int sig, void (*fn)(int, siginfo_t *, void *))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fn;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
+enum dir { TO_MAPPING, FROM_MAPPING };
+
+static void traced_copy(const struct gdr_copy_impl *impl, enum dir dir,
+			unsigned char *host, unsigned char *m, size_t n)
+{
+	traced = 0;
+	mprotect(map, map_len, PROT_NONE);
+	if (dir == TO_MAPPING)
+		impl->to_mapping(m, host, n);
+	else
+		impl->from_mapping(host, m, n);
+	mprotect(map, map_len, PROT_READ | PROT_WRITE);
+}
+
+/* How wide this set's accesses to the mapping are: reads, then writes. */
+static int widths(const struct gdr_copy_impl *impl, size_t *rd, size_t *wr)
+{
+	static const struct {
+		const char *name;
+		size_t rd, wr;
+	} table[] = {
+		{ "generic", 8, 8 }, { "sse41", 16, 16 }, { "avx2", 32, 32 },
+		{ "avx512", 64, 64 }, { "movdir64b", 16, 64 },
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (!strcmp(table[i].name, impl->name)) {
+			*rd = table[i].rd;
+			*wr = table[i].wr;
+			return 1;
+		}
+	return 0;
+}
+
+static unsigned long fails_in_set;
+
+static void report(int ok, const struct gdr_copy_impl *impl, enum dir dir,
+		   size_t n, size_t off, const char *what, size_t i)
+{
+	if (ok) {
+		check_passed++;
+		return;
+	}
+	check_failed++;
+	if (fails_in_set++ >= FAILS_SHOWN)
+		return;
+	fprintf(stderr, "FAIL %s %s size %zu at line offset %zu: %s "
+		"(access %zu of %zu:", impl->name,
+		dir == TO_MAPPING ? "to_mapping" : "from_mapping", n, off,
+		what, i, (size_t)traced);
+	for (size_t k = 0; k < traced && k < MAX_ACCESSES && k < 12; k++)
+		fprintf(stderr, " %c+%lu", trace[k].write ? 'w' : 'r',
+			(unsigned long)(trace[k].addr - (uintptr_t)map));
+	fprintf(stderr, ")\n");
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct access *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * A read of [m, m + n): the loads must be exactly the `width`-byte chunks
+ * of the granules (64-byte lines; 8-byte words for generic) covering it.
+ */
+static void check_read(const struct gdr_copy_impl *impl, size_t width,
+		       unsigned char *m, size_t n, size_t off)
+{
+	size_t granule = width == 8 ? 8 : 64;
+	uintptr_t first = (uintptr_t)m & ~(uintptr_t)(granule - 1);
+	uintptr_t end = ((uintptr_t)m + n + granule - 1) & ~(uintptr_t)(granule - 1);
+	size_t want = n ? (end - first) / width : 0;
+	size_t i;
+
+	if (traced != want || traced > MAX_ACCESSES) {
+		report(0, impl, FROM_MAPPING, n, off,
+		       "not one load per chunk of each covering line", want);
+		return;
+	}
+	qsort(trace, traced, sizeof(trace[0]), by_addr);
+	for (i = 0; i < traced; i++)
+		if (trace[i].write || trace[i].addr != first + i * width)
+			break;
+	report(i == traced, impl, FROM_MAPPING, n, off,
+	       "load missing, repeated, misplaced, or a store", i);
+}
+
+/*
+ * A write of [m, m + n): the stores must be, in order, the fewest naturally
+ * aligned pieces no wider than `width`: at each address the widest one that
+ * is aligned there and fits.  Their addresses then imply their sizes.
+ */
+static void check_write(const struct gdr_copy_impl *impl, size_t width,
+			unsigned char *m, size_t n, size_t off)
+{
+	uintptr_t at = (uintptr_t)m, end = (uintptr_t)m + n;
+	size_t i = 0;
+
+	while (at < end) {
+		size_t piece = width;
+
+		while (piece > 1 && (at % piece || at + piece > end))
+			piece /= 2;
+		if (i >= traced || i >= MAX_ACCESSES || !trace[i].write ||
+		    trace[i].addr != at)
+			break;
+		at += piece;
+		i++;
+	}
+	report(at == end && i == traced, impl, TO_MAPPING, n, off,
+	       "not the fewest aligned stores in order", i);
+}
+
+static void test_set(const struct gdr_copy_impl *impl, unsigned char *host)
+{
+	size_t rd, wr;
+	static const size_t big[] = { 191, 192, 193, 255, 256, 257, 1000 };
+
+	if (!impl->supported()) {
+		SKIP("%s: not supported by this CPU", impl->name);
+		return;
+	}
+	if (!widths(impl, &rd, &wr)) {
+		SKIP("%s: access widths not known to this test", impl->name);
+		return;
+	}
+	fails_in_set = 0;
+	for (size_t s = 0; s < 130 + sizeof(big) / sizeof(big[0]); s++) {
+		size_t n = s < 130 ? s : big[s - 130];
+
+		for (size_t off = 0; off < 64; off++) {
+			/* a line-aligned spot mid-page, plus the offset */
+			unsigned char *m = map + 128 + off;
+
+			traced_copy(impl, FROM_MAPPING, host, m, n);
+			check_read(impl, rd, m, n, off);
+			traced_copy(impl, TO_MAPPING, host, m, n);
+			check_write(impl, wr, m, n, off);
+		}
+	}
+}
+
+/* The harness itself: one known load and one known store are seen. */
+static void test_tracer(void)
+{
+	volatile uint64_t *word = (volatile uint64_t *)(void *)(map + 64);
+
+	traced = 0;
+	mprotect(map, map_len, PROT_NONE);
+	(void)*word;
+	*(volatile uint32_t *)(void *)(map + 4) = 1;
+	mprotect(map, map_len, PROT_READ | PROT_WRITE);
+	CHECK(traced == 2 && !trace[0].write &&
+	      trace[0].addr == (uintptr_t)word && trace[1].write &&
+	      trace[1].addr == (uintptr_t)(map + 4),
+	      "the tracer sees a load and a store where they are (%zu seen)",
+	      (size_t)traced);
+}
+
+int main(void)
+{
+	static unsigned char host[2048];
+
+	map_len = 2 * (size_t)sysconf(_SC_PAGESIZE);
+	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	install(SIGSEGV, on_fault);
+	install(SIGTRAP, on_trap);
+
+	test_tracer();
+	if (check_failed) {
+		fprintf(stderr, "the tracer does not work here\n");
+		return test_done();
+	}
+	for (size_t i = 0; gdr_copy_impls[i]; i++)
+		test_set(gdr_copy_impls[i], host);
+	return test_done();
+}
+
+#else
+
+int main(void)
+{
+	SKIP("tracing accesses needs x86-64's trap flag");
+	return test_done();
+}
+
+#endif
