@@ -27,9 +27,10 @@ $MAKE --no-print-directory vm-cases || die "make vm-cases failed"
 rm -rf "$work/out"
 mkdir -p "$work/out/lib" "$work/out/cases"
 cp "$O/sim/$krel/nvsim/nvsim.ko" "$work/out/"
-# Wherever kernel.mk puts it, the gdrdrv.ko of this kernel release.
-gdrdrv=$(find "$O" -name gdrdrv.ko -path "*$krel*" | head -n 1)
-[ -n "$gdrdrv" ] || die "no gdrdrv.ko for $krel under $O"
+# kernel.mk names its output directory after the headers package.
+gdrdrv=$O/kernel/${kdir##*/linux-headers-}/gdrdrv/gdrdrv.ko
+[ -f "$gdrdrv" ] || die "make modules made no $gdrdrv"
 cp "$gdrdrv" "$work/out/"
 cp -P "$O"/sim/libcuda/libcuda.so* "$O"/lib/libgdrapi.so* "$work/out/lib/"
-cp "$O"/tests/vm/cases/* "$work/out/cases/"
+cp "$O"/tests/vm/cases/* "$work/out/cases/" 2>/dev/null ||
+	die "no test cases under $O/tests/vm/cases"

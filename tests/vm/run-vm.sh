@@ -16,6 +16,7 @@
 #   GDRMAP_VM_SMP        guest CPUs [2]
 #   GDRMAP_VM_MODES      gdrdrv use_persistent_mapping values, one pass each [1 0]
 #   GDRMAP_VM_ACCEL      QEMU accelerator [tcg]; kvm is faster where it exists
+#   GDRMAP_VM_GDRDRV_PARAMS, GDRMAP_VM_NVSIM_PARAMS  extra insmod parameters []
 #   MAKE                 [make]
 # Exit status: 0 when every check passed and the kernel log is clean.
 set -eu
@@ -73,7 +74,7 @@ GDRMAP_STRESS_SECS=$stress
 GDRMAP_CASE_TIMEOUT=${GDRMAP_CASE_TIMEOUT:-180}
 GDRMAP_VM_MODES="${GDRMAP_VM_MODES:-1 0}"
 GDRMAP_VM_NVSIM_PARAMS="${GDRMAP_VM_NVSIM_PARAMS:-}"
-GDRMAP_VM_GDRDRV_PARAMS="${GDRMAP_VM_GDRDRV_PARAMS:-dbg_enabled=1}"
+GDRMAP_VM_GDRDRV_PARAMS="${GDRMAP_VM_GDRDRV_PARAMS:-}"
 EOF
 "$vmdir/mkinitramfs.sh" "$stage" "$work/initramfs.cpio.gz" ||
 	fail_early "initramfs failed"
