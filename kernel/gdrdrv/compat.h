@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Differences between the kernel versions gdrdrv builds for (5.x .. 6.12
+ * and later).  Every version test of the module lives here.
+ */
+#ifndef _GDRDRV_COMPAT_H
+#define _GDRDRV_COMPAT_H
+
+#include <linux/device.h>
+#include <linux/mm.h>
+#include <linux/version.h>
+
+/* 6.4 dropped the owner argument of class_create(). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#define gdrdrv_class_create(name)	class_create(name)
+#else
+#define gdrdrv_class_create(name)	class_create(THIS_MODULE, name)
+#endif
+
+/* 6.2 made the device of class.devnode() const. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define GDRDRV_DEVNODE_CONST	const
+#else
+#define GDRDRV_DEVNODE_CONST
+#endif
+
+/* 6.3 made vma->vm_flags read-only behind accessors. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+static inline void gdrdrv_vm_flags_set(struct vm_area_struct *vma,
+				       vm_flags_t flags)
+{
+	vm_flags_set(vma, flags);
+}
+
+static inline void gdrdrv_vm_flags_clear(struct vm_area_struct *vma,
+					 vm_flags_t flags)
+{
+	vm_flags_clear(vma, flags);
+}
+#else
+static inline void gdrdrv_vm_flags_set(struct vm_area_struct *vma,
+				       vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+static inline void gdrdrv_vm_flags_clear(struct vm_area_struct *vma,
+					 vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
+#endif
+
+/*
+ * io_remap_pfn_range() on x86 goes through cc_mkdec(), a GPL-only export;
+ * a module linked to the proprietary nvidia.ko inherits its taint and may
+ * not use GPL-only symbols, so it clears the SME bit itself (sme_me_mask is
+ * a plain export).
+ */
+#if defined(GDRDRV_NV_PROPRIETARY) && defined(CONFIG_X86)
+#include <linux/mem_encrypt.h>
+static inline int gdrdrv_io_remap_pfn_range(struct vm_area_struct *vma,
+					    unsigned long addr,
+					    unsigned long pfn,
+					    unsigned long size, pgprot_t prot)
+{
+	return remap_pfn_range(vma, addr, pfn, size,
+			       __pgprot(__sme_clr(pgprot_val(prot))));
+}
+#else
+#define gdrdrv_io_remap_pfn_range	io_remap_pfn_range
+#endif
+
+#endif /* _GDRDRV_COMPAT_H */

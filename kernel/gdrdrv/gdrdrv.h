@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * gdrdrv: CPU mappings of pinned GPU memory through the PCIe BAR, with the
+ * character-device ABI of GDRCopy 2.x.  Shared declarations of the module.
+ *
+ * Objects and locks
+ * -----------------
+ * struct gdrdrv_file (one per open fd) owns an xarray of regions indexed by
+ * handle, a handle counter, and the address_space that the fd's mappings
+ * hang off (filp->f_mapping), so one region's mappings can be zapped with
+ * unmap_mapping_range() over its handle's offset range.
+ *
+ * struct gdrdrv_region (one per pin) is reference counted.  References are
+ * held by: the fd's xarray (until unpin or close), the NVIDIA pin (until
+ * put_pages succeeds or the free callback has run) and every VMA mapping it.
+ *
+ * Lock order:   mmap_lock -> gdrdrv_file.lock -> gdrdrv_region.lock
+ * The NVIDIA free callback runs with NVIDIA's own locks held and takes only
+ * gdrdrv_region.lock.  NVIDIA get/put_pages are called with neither of our
+ * locks held, so no cycle through NVIDIA's locks exists.  No user memory is
+ * touched with either lock held (no cycle through mmap_lock either).
+ */
+#ifndef _GDRDRV_H
+#define _GDRDRV_H
+
+#include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/fs.h>
+#include <linux/kref.h>
+#include <linux/mm_types.h>
+#include <linux/mutex.h>
+#include <linux/printk.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+
+#include "gdrdrv_ioctl.h"
+#include "nv-p2p.h"
+
+#define GDRDRV_NAME		"gdrdrv"
+/* MODULE_VERSION and /proc say this; keep it equal to GDRDRV_VERSION. */
+#define GDRDRV_VERSION_STRING	"2.6"
+
+#define GDRDRV_GPU_PAGE_SHIFT	16
+#define GDRDRV_GPU_PAGE_SIZE	BIT_ULL(GDRDRV_GPU_PAGE_SHIFT)
+
+/*
+ * Handles are host page numbers in the fd's mmap offset space and stay
+ * below 2^32, because NVIDIA's libgdrapi keeps them in a uint32_t.
+ */
+#define GDRDRV_HANDLE_LIMIT	BIT_ULL(32)
+
+#ifdef GDRDRV_NV_PROPRIETARY
+#define GDRDRV_NV_FLAVOR	"proprietary"
+#else
+#define GDRDRV_NV_FLAVOR	"opensource"
+#endif
+
+/* What the NVIDIA header we were built against offers. */
+#ifdef NVIDIA_P2P_CAP_GET_PAGES_PERSISTENT_API
+#define GDRDRV_HAVE_PERSISTENT	1
+#else
+#define GDRDRV_HAVE_PERSISTENT	0
+#endif
+#ifdef NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING
+#define GDRDRV_HAVE_FORCE_BAR1	1
+#else
+#define GDRDRV_HAVE_FORCE_BAR1	0
+#endif
+
+/* Module parameters (main.c). */
+extern int gdrdrv_dbg_enabled;
+extern int gdrdrv_info_enabled;
+/* use_persistent_mapping, and the NVIDIA header has the persistent API. */
+extern bool gdrdrv_persistent;
+
+/* NVIDIA pins not yet released, for /proc and the unload check (pin.c). */
+extern atomic_t gdrdrv_pin_count;
+
+#define gdrdrv_dbg(fmt, ...)						\
+	do {								\
+		if (gdrdrv_dbg_enabled)					\
+			pr_debug(fmt, ##__VA_ARGS__);			\
+	} while (0)
+#define gdrdrv_info(fmt, ...)						\
+	do {								\
+		if (gdrdrv_info_enabled || gdrdrv_dbg_enabled)		\
+			pr_info(fmt, ##__VA_ARGS__);			\
+	} while (0)
+
+struct gdrdrv_file {
+	struct mutex lock;		/* regions, next_handle, req_type */
+	struct xarray regions;		/* handle -> struct gdrdrv_region */
+	u64 next_handle;		/* first host page of the next pin */
+	struct pid *owner;		/* thread group that opened the fd */
+	struct address_space mapping;	/* filp->f_mapping */
+};
+
+/* A physically contiguous piece of a mapping with its own WC memtype. */
+struct gdrdrv_run {
+	u64 phys;
+	u64 len;
+};
+
+struct gdrdrv_region {
+	struct kref ref;
+	struct gdrdrv_file *file;	/* only used while pinned */
+
+	/* Set at pin, constant afterwards. */
+	u64 handle;
+	u64 va;				/* pinned start, 64 KiB aligned */
+	u64 size;			/* pinned size, 64 KiB multiple */
+	u64 offset;			/* caller's address - va */
+	u64 p2p_token;
+	u32 va_space;
+	u32 flags;			/* GDRDRV_PIN_BUFFER_FLAG_* */
+	bool persistent;
+	u64 tm_cycles;
+
+	u32 req_type;			/* REQ_MAPPING_TYPE; file->lock */
+	u32 map_type;			/* type of the live mapping; lock */
+	atomic_t map_count;		/* VMAs; changes to/from 0 under lock */
+
+	struct mutex lock;		/* fields below */
+	struct nvidia_p2p_page_table *pt; /* NULL once released */
+	bool cb_fired;			/* the free callback ran */
+	bool put_claimed;		/* unpin will call put_pages */
+	struct gdrdrv_run *wc_runs;	/* WC memtype reserved by mmap */
+	unsigned int nr_wc_runs;
+};
+
+struct gdrdrv_pin_req {
+	u64 addr;
+	u64 size;
+	u64 p2p_token;
+	u32 va_space;
+	u32 flags;
+};
+
+/* file.c */
+extern const struct file_operations gdrdrv_fops;
+bool gdrdrv_file_owned_by_current(const struct gdrdrv_file *f);
+
+/* ioctl.c */
+long gdrdrv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
+
+/* node.c */
+int gdrdrv_node_create(unsigned int dev_mode);
+void gdrdrv_node_destroy(void);
+
+/* proc.c */
+void gdrdrv_proc_init(void);
+void gdrdrv_proc_exit(void);
+
+/* pin.c */
+int gdrdrv_pin(struct gdrdrv_file *f, const struct gdrdrv_pin_req *req,
+	       u64 *handle);
+int gdrdrv_unpin(struct gdrdrv_file *f, u64 handle);
+void gdrdrv_unpin_all(struct gdrdrv_file *f);
+struct gdrdrv_region *gdrdrv_region_lookup(struct gdrdrv_file *f, u64 handle);
+void gdrdrv_region_get(struct gdrdrv_region *r);
+void gdrdrv_region_put(struct gdrdrv_region *r);
+
+/* mmap.c */
+int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma);
+void gdrdrv_platform_init(void);
+int gdrdrv_check_mapping_type(struct gdrdrv_region *r, u32 type);
+void gdrdrv_region_zap(struct gdrdrv_region *r);
+
+#endif /* _GDRDRV_H */

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * gdrdrv module entry points and parameters.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/bug.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+
+#include "gdrdrv.h"
+
+int gdrdrv_dbg_enabled;
+module_param_named(dbg_enabled, gdrdrv_dbg_enabled, int, 0644);
+MODULE_PARM_DESC(dbg_enabled, "Log debug messages (default 0)");
+
+int gdrdrv_info_enabled;
+module_param_named(info_enabled, gdrdrv_info_enabled, int, 0644);
+MODULE_PARM_DESC(info_enabled, "Log informational messages (default 0)");
+
+static int use_persistent_mapping = 1;
+module_param(use_persistent_mapping, int, 0444);
+MODULE_PARM_DESC(use_persistent_mapping,
+		 "Pin with nvidia_p2p_get_pages_persistent (1, default) or with nvidia_p2p_get_pages and a free callback (0)");
+
+static ushort dev_mode = 0666;
+module_param(dev_mode, ushort, 0444);
+MODULE_PARM_DESC(dev_mode,
+		 "Permissions of /dev/gdrdrv as devtmpfs creates it (default 0666)");
+
+bool gdrdrv_persistent;
+
+static int __init gdrdrv_init(void)
+{
+	int ret;
+
+	if (dev_mode & ~0777) {
+		pr_err("dev_mode %#o is not a permission mode\n", dev_mode);
+		return -EINVAL;
+	}
+	gdrdrv_persistent = use_persistent_mapping && GDRDRV_HAVE_PERSISTENT;
+	if (use_persistent_mapping && !gdrdrv_persistent)
+		pr_warn("built without the persistent nvidia_p2p API; pins use free callbacks\n");
+
+	gdrdrv_platform_init();
+	ret = gdrdrv_node_create(dev_mode);
+	if (ret)
+		return ret;
+	gdrdrv_proc_init();
+
+	pr_info("version %s for the %s NVIDIA driver, %s pins\n",
+		GDRDRV_VERSION_STRING, GDRDRV_NV_FLAVOR,
+		gdrdrv_persistent ? "persistent" : "callback");
+	return 0;
+}
+
+static void __exit gdrdrv_exit(void)
+{
+	int pins;
+
+	gdrdrv_proc_exit();
+	gdrdrv_node_destroy();
+
+	/* Every fd is closed by now; each close released its pins. */
+	pins = atomic_read(&gdrdrv_pin_count);
+	WARN(pins != 0, "gdrdrv: %d NVIDIA pins still held at unload\n", pins);
+}
+
+module_init(gdrdrv_init);
+module_exit(gdrdrv_exit);
+
+MODULE_LICENSE("Dual MIT/GPL");
+MODULE_VERSION(GDRDRV_VERSION_STRING);
+MODULE_DESCRIPTION("gdrmap gdrdrv: CPU mappings of GPU memory (GDRCopy 2.x ABI), built for the "
+		   GDRDRV_NV_FLAVOR " NVIDIA driver");
+MODULE_AUTHOR("gdrmap developers");

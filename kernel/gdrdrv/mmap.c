@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * CPU mappings of pinned regions.
+ *
+ * The mmap offset is the handle (vm_pgoff == handle); a region has at most
+ * one mapping (VMAs split from it count as the same one).  The pages are
+ * inserted up front with io_remap_pfn_range(); there is no fault handler,
+ * so once unpin or the free callback zaps the PTEs, any access is SIGBUS.
+ *
+ * Memory type: write-combined on x86.  The x86 PAT code gives a remap that
+ * does not cover the whole VMA the type already recorded for the range
+ * (uncached if none), so before remapping WC, each physically contiguous
+ * run gets a WC memtype reservation, released when the mapping goes away.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/io.h>
+#include <linux/lockdep.h>
+#include <linux/mm.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+
+#include "compat.h"
+#include "gdrdrv.h"
+
+/* arm64 systems whose PCIe root complex needs device mappings. */
+static bool gdrdrv_need_device_mapping;
+
+void gdrdrv_platform_init(void)
+{
+#ifdef CONFIG_ARM64
+	/* BlueField-3 root complex. */
+	static const unsigned short ids[] = { 0xa2da, 0xa2db };
+	struct pci_dev *pdev;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(ids); i++) {
+		pdev = pci_get_device(PCI_VENDOR_ID_MELLANOX, ids[i], NULL);
+		if (pdev) {
+			pci_dev_put(pdev);
+			gdrdrv_need_device_mapping = true;
+		}
+	}
+#endif
+}
+
+static bool gdrdrv_platform_could_cache(void)
+{
+#if defined(CONFIG_ARM64)
+	return true;
+#elif defined(CONFIG_PPC64)
+	return cpu_has_feature(CPU_FTR_ARCH_300);	/* POWER9 */
+#else
+	return false;
+#endif
+}
+
+static bool gdrdrv_region_cacheable(struct gdrdrv_region *r)
+{
+	const struct nvidia_p2p_page_table *pt = r->pt;
+
+	lockdep_assert_held(&r->lock);
+
+	if (!gdrdrv_platform_could_cache() || !pt || !pt->entries)
+		return false;
+	/* Memory reached through BAR1 is never mapped cached. */
+	if (r->flags & GDRDRV_PIN_BUFFER_FLAG_FORCE_PCIE)
+		return false;
+#ifdef NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE
+	if (pt->flags & NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE)
+		return true;
+#endif
+#ifndef GDRDRV_NV_PROPRIETARY
+	return page_is_ram(PHYS_PFN(pt->pages[0]->physical_address));
+#else
+	return false;
+#endif
+}
+
+static u32 gdrdrv_auto_mapping_type(struct gdrdrv_region *r)
+{
+	if (gdrdrv_region_cacheable(r))
+		return GDRDRV_MAPPING_TYPE_CACHING;
+	if (gdrdrv_need_device_mapping)
+		return GDRDRV_MAPPING_TYPE_DEVICE;
+	return GDRDRV_MAPPING_TYPE_WC;
+}
+
+/* Whether REQ_MAPPING_TYPE may ask for type (0..3) on r. */
+int gdrdrv_check_mapping_type(struct gdrdrv_region *r, u32 type)
+{
+	int ret = 0;
+
+	mutex_lock(&r->lock);
+	switch (type) {
+	case GDRDRV_MAPPING_TYPE_NONE:
+		break;
+	case GDRDRV_MAPPING_TYPE_WC:
+		if (gdrdrv_need_device_mapping)
+			ret = -EOPNOTSUPP;
+		break;
+	case GDRDRV_MAPPING_TYPE_CACHING:
+		if (!gdrdrv_region_cacheable(r))
+			ret = -EOPNOTSUPP;
+		break;
+	case GDRDRV_MAPPING_TYPE_DEVICE:
+		if (!gdrdrv_need_device_mapping)
+			ret = -EOPNOTSUPP;
+		break;
+	default:
+		ret = -EINVAL;
+		break;
+	}
+	mutex_unlock(&r->lock);
+	return ret;
+}
+
+static pgprot_t gdrdrv_pgprot(pgprot_t prot, u32 type)
+{
+	switch (type) {
+	case GDRDRV_MAPPING_TYPE_WC:
+		return pgprot_writecombine(prot);
+	case GDRDRV_MAPPING_TYPE_DEVICE:
+		return pgprot_device(prot);
+	default:
+		return prot;		/* CACHING: the default, cached */
+	}
+}
+
+/*
+ * Splits the first len bytes of the pinned pages into physically
+ * contiguous runs, stored in runs when it is not NULL.  Returns how many
+ * runs there are, or -EINVAL for a page that is not host-page aligned.
+ */
+static int gdrdrv_split_runs(const struct nvidia_p2p_page_table *pt, u64 len,
+			     struct gdrdrv_run *runs)
+{
+	u64 off, chunk, phys, end = 0;
+	unsigned int i;
+	int n = 0;
+
+	for (i = 0, off = 0; off < len; i++, off += chunk) {
+		phys = pt->pages[i]->physical_address;
+		chunk = min_t(u64, GDRDRV_GPU_PAGE_SIZE, len - off);
+		if (offset_in_page(phys))
+			return -EINVAL;
+		if (n == 0 || phys != end) {
+			if (runs) {
+				runs[n].phys = phys;
+				runs[n].len = 0;
+			}
+			n++;
+		}
+		if (runs)
+			runs[n - 1].len += chunk;
+		end = phys + chunk;
+	}
+	return n;
+}
+
+static void gdrdrv_free_wc(const struct gdrdrv_run *runs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		arch_io_free_memtype_wc(runs[i].phys, runs[i].len);
+}
+
+static int gdrdrv_reserve_wc(const struct gdrdrv_run *runs, int n)
+{
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		ret = arch_io_reserve_memtype_wc(runs[i].phys, runs[i].len);
+		if (ret)
+			goto free_reserved;
+	}
+	return 0;
+
+free_reserved:
+	gdrdrv_free_wc(runs, i);
+	return ret;
+}
+
+static void gdrdrv_release_wc(struct gdrdrv_region *r)
+{
+	lockdep_assert_held(&r->lock);
+
+	if (!r->wc_runs)
+		return;
+	gdrdrv_free_wc(r->wc_runs, r->nr_wc_runs);
+	kvfree(r->wc_runs);
+	r->wc_runs = NULL;
+	r->nr_wc_runs = 0;
+}
+
+/* Removes every CPU mapping of r; later accesses get SIGBUS. */
+void gdrdrv_region_zap(struct gdrdrv_region *r)
+{
+	lockdep_assert_held(&r->lock);
+
+	unmap_mapping_range(&r->file->mapping, (loff_t)r->handle << PAGE_SHIFT,
+			    (loff_t)r->size, 1);
+	gdrdrv_release_wc(r);
+}
+
+static int gdrdrv_remap(struct gdrdrv_region *r, struct vm_area_struct *vma,
+			u32 type)
+{
+	u64 len = vma->vm_end - vma->vm_start;
+	unsigned long addr = vma->vm_start;
+	struct gdrdrv_run *runs;
+	int n, i, ret;
+
+	lockdep_assert_held(&r->lock);
+
+	n = gdrdrv_split_runs(r->pt, len, NULL);
+	if (n <= 0)
+		return -EINVAL;
+	runs = kvcalloc(n, sizeof(*runs), GFP_KERNEL);
+	if (!runs)
+		return -ENOMEM;
+	gdrdrv_split_runs(r->pt, len, runs);
+
+	if (type == GDRDRV_MAPPING_TYPE_WC) {
+		ret = gdrdrv_reserve_wc(runs, n);
+		if (ret)
+			goto free_runs;
+	}
+	for (i = 0; i < n; i++) {
+		ret = gdrdrv_io_remap_pfn_range(vma, addr, PHYS_PFN(runs[i].phys),
+						runs[i].len, vma->vm_page_prot);
+		if (ret)
+			goto free_wc;
+		addr += runs[i].len;
+	}
+
+	if (type == GDRDRV_MAPPING_TYPE_WC) {
+		r->wc_runs = runs;
+		r->nr_wc_runs = n;
+	} else {
+		kvfree(runs);
+	}
+	gdrdrv_dbg("mapped handle %llu: %d run(s), type %u\n", r->handle, n,
+		   type);
+	return 0;
+
+free_wc:
+	if (type == GDRDRV_MAPPING_TYPE_WC)
+		gdrdrv_free_wc(runs, n);
+free_runs:
+	kvfree(runs);
+	return ret;
+}
+
+/* A split or a move of a VMA: one more VMA of the same mapping. */
+static void gdrdrv_vm_open(struct vm_area_struct *vma)
+{
+	struct gdrdrv_region *r = vma->vm_private_data;
+
+	atomic_inc(&r->map_count);
+	gdrdrv_region_get(r);
+}
+
+static void gdrdrv_vm_close(struct vm_area_struct *vma)
+{
+	struct gdrdrv_region *r = vma->vm_private_data;
+
+	mutex_lock(&r->lock);
+	if (atomic_dec_and_test(&r->map_count))
+		gdrdrv_release_wc(r);
+	mutex_unlock(&r->lock);
+	gdrdrv_region_put(r);
+}
+
+static const struct vm_operations_struct gdrdrv_vm_ops = {
+	.open	= gdrdrv_vm_open,
+	.close	= gdrdrv_vm_close,
+};
+
+static int gdrdrv_mmap_check(struct gdrdrv_region *r, u64 len)
+{
+	const struct nvidia_p2p_page_table *pt = r->pt;
+
+	lockdep_assert_held(&r->lock);
+
+	if (r->offset)			/* pinned address not 64 KiB aligned */
+		return -EINVAL;
+	if (len > r->size)
+		return -EINVAL;
+	if (atomic_read(&r->map_count))	/* one mapping per handle */
+		return -EINVAL;
+	if (r->cb_fired || !pt || !pt->entries)
+		return -EINVAL;
+	if (len > ((u64)pt->entries << GDRDRV_GPU_PAGE_SHIFT))
+		return -EINVAL;
+	return 0;
+}
+
+int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct gdrdrv_file *f = filp->private_data;
+	struct gdrdrv_region *r;
+	u32 type;
+	int ret;
+
+	if (!f)
+		return -EIO;
+	if (!gdrdrv_file_owned_by_current(f))
+		return -EACCES;
+	/* A private (copy-on-write) mapping of device memory makes no sense. */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	/* Nor does running code from it. */
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+
+	mutex_lock(&f->lock);
+	r = gdrdrv_region_lookup(f, vma->vm_pgoff);
+	if (!r) {
+		ret = -EINVAL;
+		goto unlock_file;
+	}
+
+	mutex_lock(&r->lock);
+	ret = gdrdrv_mmap_check(r, vma->vm_end - vma->vm_start);
+	if (ret)
+		goto unlock_region;
+
+	type = r->req_type;
+	if (type == GDRDRV_MAPPING_TYPE_NONE)
+		type = gdrdrv_auto_mapping_type(r);
+	if (WARN_ON_ONCE(type == GDRDRV_MAPPING_TYPE_CACHING &&
+			 (r->flags & GDRDRV_PIN_BUFFER_FLAG_FORCE_PCIE))) {
+		ret = -EINVAL;
+		goto unlock_region;
+	}
+
+	gdrdrv_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP |
+			    VM_IO | VM_PFNMAP);
+	gdrdrv_vm_flags_clear(vma, VM_MAYEXEC);
+	vma->vm_page_prot = gdrdrv_pgprot(vma->vm_page_prot, type);
+	ret = gdrdrv_remap(r, vma, type);
+	if (ret)
+		goto unlock_region;
+
+	r->map_type = type;
+	atomic_set(&r->map_count, 1);
+	gdrdrv_region_get(r);		/* the VMA's reference */
+	vma->vm_private_data = r;
+	vma->vm_ops = &gdrdrv_vm_ops;
+
+unlock_region:
+	mutex_unlock(&r->lock);
+unlock_file:
+	mutex_unlock(&f->lock);
+	return ret;
+}

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The /dev/gdrdrv character device: a dynamic major registered with
+ * register_chrdev() (so /proc/devices lists "gdrdrv" for old mknod
+ * scripts), and a class device so that devtmpfs and udev create the node.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/device.h>
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/kdev_t.h>
+#include <linux/module.h>
+
+#include "compat.h"
+#include "gdrdrv.h"
+
+static int gdrdrv_major;
+static umode_t gdrdrv_dev_mode;
+
+#ifndef GDRDRV_NV_PROPRIETARY
+static struct class *gdrdrv_class;
+static struct device *gdrdrv_device;
+
+static char *gdrdrv_devnode(GDRDRV_DEVNODE_CONST struct device *dev,
+			    umode_t *mode)
+{
+	if (mode)
+		*mode = gdrdrv_dev_mode;
+	return NULL;
+}
+
+static int gdrdrv_device_create(void)
+{
+	int ret;
+
+	gdrdrv_class = gdrdrv_class_create(GDRDRV_NAME);
+	if (IS_ERR(gdrdrv_class))
+		return PTR_ERR(gdrdrv_class);
+	gdrdrv_class->devnode = gdrdrv_devnode;
+
+	gdrdrv_device = device_create(gdrdrv_class, NULL,
+				      MKDEV(gdrdrv_major, 0), NULL,
+				      GDRDRV_NAME);
+	if (IS_ERR(gdrdrv_device)) {
+		ret = PTR_ERR(gdrdrv_device);
+		goto destroy_class;
+	}
+	return 0;
+
+destroy_class:
+	class_destroy(gdrdrv_class);
+	return ret;
+}
+
+static void gdrdrv_device_destroy(void)
+{
+	device_destroy(gdrdrv_class, MKDEV(gdrdrv_major, 0));
+	class_destroy(gdrdrv_class);
+}
+#else
+/*
+ * The driver core's class and device calls are GPL-only exports, which a
+ * module using the proprietary nvidia.ko's symbols may not call: the node
+ * is made from /proc/devices by a script, as with GDRCopy.
+ */
+static int gdrdrv_device_create(void)
+{
+	pr_info("create the node: mknod /dev/gdrdrv c %d 0\n", gdrdrv_major);
+	return 0;
+}
+
+static void gdrdrv_device_destroy(void)
+{
+}
+#endif
+
+int gdrdrv_node_create(unsigned int dev_mode)
+{
+	int ret;
+
+	gdrdrv_dev_mode = dev_mode;
+	ret = register_chrdev(0, GDRDRV_NAME, &gdrdrv_fops);
+	if (ret < 0) {
+		pr_err("register_chrdev failed: %d\n", ret);
+		return ret;
+	}
+	gdrdrv_major = ret;
+
+	ret = gdrdrv_device_create();
+	if (ret) {
+		pr_err("creating the device failed: %d\n", ret);
+		goto unregister_chrdev;
+	}
+	return 0;
+
+unregister_chrdev:
+	unregister_chrdev(gdrdrv_major, GDRDRV_NAME);
+	return ret;
+}
+
+void gdrdrv_node_destroy(void)
+{
+	gdrdrv_device_destroy();
+	unregister_chrdev(gdrdrv_major, GDRDRV_NAME);
+}
