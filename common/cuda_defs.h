@@ -264,6 +264,34 @@ CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n);
 CUresult cuGetErrorName(CUresult error, const char **str);
 CUresult cuGetErrorString(CUresult error, const char **str);
 
+/* dma-buf export (gdrmap's dmabuf backend) */
+CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
+				       size_t size,
+				       CUmemRangeHandleType handleType,
+				       unsigned long long flags);
+
+/* Kernels, streams and managed memory (tests and tools on a real GPU) */
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+#define CU_MEM_ATTACH_GLOBAL	0x1
+CUresult cuModuleLoadData(CUmodule *module, const void *image);
+CUresult cuModuleUnload(CUmodule module);
+CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module,
+			     const char *name);
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridX, unsigned int gridY,
+			unsigned int gridZ, unsigned int blockX,
+			unsigned int blockY, unsigned int blockZ,
+			unsigned int sharedMemBytes, CUstream stream,
+			void **kernelParams, void **extra);
+CUresult cuStreamCreate(CUstream *stream, unsigned int flags);
+CUresult cuStreamDestroy_v2(CUstream stream);
+CUresult cuStreamSynchronize(CUstream stream);
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
+			      CUstream stream);
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
+			   unsigned int flags);
+
 #ifndef GDRMAP_CUDA_NO_NAME_MACROS
 #define cuDevicePrimaryCtxRelease	cuDevicePrimaryCtxRelease_v2
 #define cuDeviceTotalMem		cuDeviceTotalMem_v2
@@ -281,6 +309,8 @@ CUresult cuGetErrorString(CUresult error, const char **str);
 #define cuMemcpyHtoD			cuMemcpyHtoD_v2
 #define cuMemcpyDtoH			cuMemcpyDtoH_v2
 #define cuMemGetAddressRange		cuMemGetAddressRange_v2
+#define cuStreamDestroy			cuStreamDestroy_v2
+#define cuMemcpyHtoDAsync		cuMemcpyHtoDAsync_v2
 #endif
 
 #ifdef __cplusplus

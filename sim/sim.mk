@@ -10,9 +10,9 @@ SIM_KDIR_DEFAULT := $(firstword \
 		grep -v -e -cloud- -e -rt- | sort -V | tail -n 1))
 KDIR ?= $(SIM_KDIR_DEFAULT)
 
-# The kernel's uname -r (Debian's kernel.release file says e.g. 6.1.192).
-NVSIM_KVER      = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
-			$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+# The name of the build directory: $(KDIR)/include/config/kernel.release
+# (Debian: 6.1.192 for 6.1.0-56-amd64, 6.12.111+deb12-amd64 for 6.12).
+NVSIM_KVER      = $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
 # Where nvsim.ko and its Module.symvers (KBUILD_EXTRA_SYMBOLS for gdrdrv) go.
 NVSIM_BUILD_DIR = $(abspath $(O))/sim/$(NVSIM_KVER)/nvsim
 NVSIM_SYMVERS   = $(NVSIM_BUILD_DIR)/Module.symvers
