@@ -10,7 +10,7 @@
  *    32-byte ones for AVX2, ...), and the generic routine each covering
  *    8-byte word exactly once; no read stores to the mapping;
  *  - writes store each byte once, in the fewest naturally aligned pieces
- *    no wider than the set's width, in address order, and never read the
+ *    of the sizes the set stores, in address order, and never read the
  *    mapping.
  * x86-64 only (the trap flag and the error code are x86's).
  */
@@ -98,21 +98,29 @@ static void traced_copy(const struct gdr_copy_impl *impl, enum dir dir,
 	mprotect(map, map_len, PROT_READ | PROT_WRITE);
 }
 
-/* How wide this set's accesses to the mapping are: reads, then writes. */
-static int widths(const struct gdr_copy_impl *impl, size_t *rd, size_t *wr)
+/*
+ * This set's accesses to the mapping: the width of its reads, and the
+ * sizes its writes may store in one instruction (a mask of powers of two).
+ * MOVDIR64B has no 32-byte store: it writes 32 aligned bytes as two 16s.
+ */
+static int widths(const struct gdr_copy_impl *impl, size_t *rd,
+		  size_t *wr_sizes)
 {
 	static const struct {
 		const char *name;
-		size_t rd, wr;
+		size_t rd, wr_sizes;
 	} table[] = {
-		{ "generic", 8, 8 }, { "sse41", 16, 16 }, { "avx2", 32, 32 },
-		{ "avx512", 64, 64 }, { "movdir64b", 16, 64 },
+		{ "generic", 8, 1 | 2 | 4 | 8 },
+		{ "sse41", 16, 1 | 2 | 4 | 8 | 16 },
+		{ "avx2", 32, 1 | 2 | 4 | 8 | 16 | 32 },
+		{ "avx512", 64, 1 | 2 | 4 | 8 | 16 | 32 | 64 },
+		{ "movdir64b", 16, 1 | 2 | 4 | 8 | 16 | 64 },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (!strcmp(table[i].name, impl->name)) {
 			*rd = table[i].rd;
-			*wr = table[i].wr;
+			*wr_sizes = table[i].wr_sizes;
 			return 1;
 		}
 	return 0;
@@ -175,19 +183,20 @@ static void check_read(const struct gdr_copy_impl *impl, size_t width,
 
 /*
  * A write of [m, m + n): the stores must be, in order, the fewest naturally
- * aligned pieces no wider than `width`: at each address the widest one that
- * is aligned there and fits.  Their addresses then imply their sizes.
+ * aligned pieces of the set's sizes: at each address the widest one that is
+ * aligned there and fits.  Their addresses then imply their sizes.
  */
-static void check_write(const struct gdr_copy_impl *impl, size_t width,
+static void check_write(const struct gdr_copy_impl *impl, size_t sizes,
 			unsigned char *m, size_t n, size_t off)
 {
 	uintptr_t at = (uintptr_t)m, end = (uintptr_t)m + n;
 	size_t i = 0;
 
 	while (at < end) {
-		size_t piece = width;
+		size_t piece = 64;
 
-		while (piece > 1 && (at % piece || at + piece > end))
+		while (piece > 1 && (!(sizes & piece) || at % piece ||
+				     at + piece > end))
 			piece /= 2;
 		if (i >= traced || i >= MAX_ACCESSES || !trace[i].write ||
 		    trace[i].addr != at)
@@ -201,14 +210,14 @@ static void check_write(const struct gdr_copy_impl *impl, size_t width,
 
 static void test_set(const struct gdr_copy_impl *impl, unsigned char *host)
 {
-	size_t rd, wr;
+	size_t rd, wr_sizes;
 	static const size_t big[] = { 191, 192, 193, 255, 256, 257, 1000 };
 
 	if (!impl->supported()) {
 		SKIP("%s: not supported by this CPU", impl->name);
 		return;
 	}
-	if (!widths(impl, &rd, &wr)) {
+	if (!widths(impl, &rd, &wr_sizes)) {
 		SKIP("%s: access widths not known to this test", impl->name);
 		return;
 	}
@@ -223,7 +232,7 @@ static void test_set(const struct gdr_copy_impl *impl, unsigned char *host)
 			traced_copy(impl, FROM_MAPPING, host, m, n);
 			check_read(impl, rd, m, n, off);
 			traced_copy(impl, TO_MAPPING, host, m, n);
-			check_write(impl, wr, m, n, off);
+			check_write(impl, wr_sizes, m, n, off);
 		}
 	}
 }
