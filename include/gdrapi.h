@@ -263,6 +263,28 @@ int gdr_get_attribute(gdr_t g, gdr_attr_t attr, int *v);
 /* *pstr = "None", "Write Combining", "Caching" or "Device"; else EINVAL. */
 int gdr_get_mapping_type_string(gdr_mapping_type_t type, const char **pstr);
 
+/*
+ * gdrmap extensions: GPU memory that every backend can pin, including the
+ * module-free ones (which cannot pin legacy cuMemAlloc memory).  For users
+ * who own their allocations: flags, doorbells, staging buffers.
+ *
+ * gdrmap_mem_alloc allocates at least size bytes on CUDA device `device`
+ * (an ordinal, as cuDeviceGet takes) with cuMemCreate, the POSIX file
+ * descriptor handle type and GPUDirect RDMA enabled where the GPU allows
+ * it, maps it readable and writable for that device, and stores its GPU
+ * address in *dptr.  The size is rounded up to the allocation granularity
+ * (2 MiB on current GPUs).  It loads CUDA if the process has not.
+ *
+ * gdrmap_mem_free frees it; dptr must be an address gdrmap_mem_alloc
+ * returned.  Pins of it keep working until unpinned (the vulkan backend
+ * keeps the memory alive), but CUDA no longer sees the memory.
+ *
+ * Both return 0 or a positive errno: EINVAL for bad arguments, ENOMEM when
+ * the GPU is out of memory, ENODEV when CUDA or the device is missing.
+ */
+int gdrmap_mem_alloc(int device, size_t size, unsigned long *dptr);
+int gdrmap_mem_free(unsigned long dptr);
+
 #ifdef __cplusplus
 }
 #endif

@@ -46,13 +46,15 @@ struct gdr_backend {
 	/*
 	 * Pin r->pin_addr .. + r->pin_size (GPU_PAGE_SIZE aligned) with the
 	 * GDR_PIN_FLAG_* in r->pin_flags; keep what is needed in r->bhandle
-	 * and r->bpriv.
+	 * and r->bpriv.  A backend with a finer granularity may narrow the
+	 * window, keeping [r->addr, r->addr + r->size) inside it.
 	 */
 	int (*pin)(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 		   uint32_t va_space);
 	int (*unpin)(struct gdr *g, struct gdr_region *r);
 	int (*get_callback_flag)(struct gdr *g, struct gdr_region *r,
 				 int *flag);
+	/* Default: the window, 64 KiB pages, and r->map_type. */
 	int (*get_info)(struct gdr *g, struct gdr_region *r,
 			struct gdr_pin_info *info);
 	/* For GDRCopy's exported v1 gdr_get_info symbol. */

@@ -50,11 +50,16 @@ static int default_get_callback_flag(struct gdr *g, struct gdr_region *r,
 	return 0;
 }
 
+/* The pinned window as the core widened it, and the mapping it made. */
 static int default_get_info(struct gdr *g, struct gdr_region *r,
 			    struct gdr_pin_info *info)
 {
-	(void)r, (void)info;
-	return refuse(g, "get_info");
+	(void)g;
+	info->va = r->pin_addr;
+	info->mapped_size = r->pin_size;
+	info->page_size = GPU_PAGE_SIZE;
+	info->mapping_type = r->map_type;
+	return 0;
 }
 
 static int default_get_info_v1(struct gdr *g, struct gdr_region *r,

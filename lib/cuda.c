@@ -1,30 +1,122 @@
 // SPDX-License-Identifier: MIT
 /*
- * CUDA, loaded at run time.  The library never needs CUDA to pin through
- * gdrdrv, but when a pin fails, the process's own libcuda (if it has
- * loaded one) can tell what the address really is, which turns "Invalid
- * argument" into advice.  RTLD_NOLOAD: a process that has not loaded CUDA
- * is not made to.
+ * CUDA, loaded at run time.  The module-free backends need it; the gdrdrv
+ * backend only asks the process's own libcuda (if it already loaded one)
+ * to explain a failed pin, which turns "Invalid argument" into advice.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
-#define GDRMAP_CUDA_NO_NAME_MACROS
-#include "cuda_defs.h"
+#include "cuda_api.h"
 #include "internal.h"
+
+static struct gdr_cuda cuda;
+static const struct gdr_cuda *cuda_ok;
+static char cuda_why[256];
+static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+
+static void cuda_load(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	CUresult res;
+
+	if (!lib) {
+		snprintf(cuda_why, sizeof(cuda_why),
+			 "libcuda.so.1 (the NVIDIA driver's CUDA library) cannot be loaded: install the NVIDIA driver, or add its directory to LD_LIBRARY_PATH");
+		return;
+	}
+#define GDR_CUDA_LOAD(field, sym)					\
+	*(void **)&cuda.field = dlsym(lib, #sym);			\
+	if (!cuda.field) {						\
+		snprintf(cuda_why, sizeof(cuda_why),			\
+			 "libcuda.so.1 has no %s: the NVIDIA driver is too old (CUDA 11.3 or newer needed)", \
+			 #sym);						\
+		return;							\
+	}
+	GDR_CUDA_FUNCS(GDR_CUDA_LOAD)
+#undef GDR_CUDA_LOAD
+	res = cuda.Init(0);
+	if (res != CUDA_SUCCESS) {
+		char err[128];
+
+		snprintf(cuda_why, sizeof(cuda_why),
+			 "cuInit failed: %s (is an NVIDIA GPU visible here? check nvidia-smi)",
+			 gdr_cuda_error(&cuda, res, err, sizeof(err)));
+		return;
+	}
+	cuda.DriverGetVersion(&cuda.driver_version);
+	/* libcuda stays loaded for the life of the process, as CUDA expects. */
+	cuda_ok = &cuda;
+}
+
+const struct gdr_cuda *gdr_cuda_get(char *why, size_t why_len)
+{
+	pthread_once(&cuda_once, cuda_load);
+	if (!cuda_ok && why)
+		snprintf(why, why_len, "%s", cuda_why);
+	return cuda_ok;
+}
+
+const char *gdr_cuda_error(const struct gdr_cuda *cu, CUresult res,
+			   char *buf, size_t len)
+{
+	const char *name = NULL, *text = NULL;
+
+	if (cu) {
+		cu->GetErrorName(res, &name);
+		cu->GetErrorString(res, &text);
+	}
+	snprintf(buf, len, "%s (%s)", name ? name : "CUDA error",
+		 text ? text : "no description");
+	return buf;
+}
+
+int gdr_cuda_ctx_enter(const struct gdr_cuda *cu, CUdevice dev,
+		       struct gdr_cuda_ctx *saved)
+{
+	CUcontext cur = NULL, primary;
+
+	saved->dev = dev;
+	saved->retained = 0;
+	if (cu->CtxGetCurrent(&cur) == CUDA_SUCCESS && cur)
+		return 0;
+	if (cu->DevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS)
+		return -1;
+	if (cu->CtxSetCurrent(primary) != CUDA_SUCCESS) {
+		cu->DevicePrimaryCtxRelease(dev);
+		return -1;
+	}
+	saved->retained = 1;
+	return 0;
+}
+
+void gdr_cuda_ctx_leave(const struct gdr_cuda *cu, struct gdr_cuda_ctx *saved)
+{
+	if (!saved->retained)
+		return;
+	cu->CtxSetCurrent(NULL);
+	cu->DevicePrimaryCtxRelease(saved->dev);
+	saved->retained = 0;
+}
 
 typedef CUresult (*get_attr_fn)(void *data, CUpointer_attribute attribute,
 				CUdeviceptr ptr);
 
+/* cuPointerGetAttribute of a libcuda the process loaded itself, if any. */
 static get_attr_fn loaded_get_attr(void)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *lib;
 	get_attr_fn fn;
 
+	if (cuda_ok)
+		return cuda_ok->PointerGetAttribute;
+	lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	if (!lib)
 		return NULL;
-	/* The library stays loaded: the process loaded it before us. */
 	*(void **)&fn = dlsym(lib, "cuPointerGetAttribute");
+	/* Still loaded afterwards: the process loaded it before us. */
 	dlclose(lib);
 	return fn;
 }

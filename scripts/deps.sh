@@ -6,7 +6,7 @@
 set -u
 
 pkgs="make gcc g++ clang binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-	qemu-system-x86 busybox-static cpio kmod apt"
+	qemu-system-x86 busybox-static cpio kmod apt libvulkan-dev"
 
 missing=
 for p in $pkgs; do

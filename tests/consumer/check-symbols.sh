@@ -27,9 +27,11 @@ gdr_pin_buffer@@GDRAPI_2.0
 gdr_pin_buffer_v2@@GDRAPI_2.5
 gdr_runtime_get_version@@GDRAPI_2.0
 gdr_unmap@@GDRAPI_2.0
-gdr_unpin_buffer@@GDRAPI_2.0"
+gdr_unpin_buffer@@GDRAPI_2.0
+gdrmap_mem_alloc@@GDRMAP_0.1
+gdrmap_mem_free@@GDRMAP_0.1"
 have=$(nm -D --defined-only --with-symbol-versions "$lib" |
-	awk '$2 ~ /^[TtWiDdBbRr]$/ && $3 !~ /^GDRAPI_/ { print $3 }' | sort)
+	awk '$2 ~ /^[TtWiDdBbRr]$/ && $3 !~ /^GDR(API|MAP)_/ { print $3 }' | sort)
 if [ "$have" = "$want" ]; then
 	ok
 else

@@ -89,6 +89,18 @@ int main(void)
 		return 1;
 	}
 
+	/* gdrmap's extensions answer cleanly even without CUDA. */
+	{
+		unsigned long d = 0;
+
+		if (!gdrmap_mem_alloc(0, 4096, &d))
+			gdrmap_mem_free(d);
+		if (gdrmap_mem_free(0) != EINVAL) {
+			fprintf(stderr, "gdrmap_mem_free(0) did not refuse\n");
+			return 1;
+		}
+	}
+
 	g = gdr_open();
 	if (!g) {
 		printf("consumer: gdr_open found no backend (errno %d); API calls without one work\n",

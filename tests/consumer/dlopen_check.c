@@ -15,7 +15,8 @@ static const char *const api[] = {
 	"gdr_get_info_v2", "gdr_map", "gdr_map_v2", "gdr_unmap",
 	"gdr_copy_to_mapping", "gdr_copy_from_mapping",
 	"gdr_runtime_get_version", "gdr_driver_get_version",
-	"gdr_get_attribute", "gdr_get_mapping_type_string", NULL,
+	"gdr_get_attribute", "gdr_get_mapping_type_string",
+	"gdrmap_mem_alloc", "gdrmap_mem_free", NULL,
 };
 
 static const char *const internal[] = {

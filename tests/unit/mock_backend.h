@@ -45,17 +45,6 @@ static int mock_unpin(struct gdr *g, struct gdr_region *r)
 	return 0;
 }
 
-static int mock_get_info(struct gdr *g, struct gdr_region *r,
-			 struct gdr_pin_info *info)
-{
-	(void)g;
-	info->va = r->pin_addr;
-	info->mapped_size = r->pin_size;
-	info->page_size = GPU_PAGE_SIZE;
-	info->mapping_type = r->map_type;
-	return 0;
-}
-
 static int mock_map(struct gdr *g, struct gdr_region *r, size_t len,
 		    gdr_mapping_type_t want, void **va,
 		    gdr_mapping_type_t *got)
@@ -90,7 +79,6 @@ static const struct gdr_backend mock_backend = {
 	.open = mock_open,
 	.pin = mock_pin,
 	.unpin = mock_unpin,
-	.get_info = mock_get_info,
 	.map = mock_map,
 	.unmap = mock_unmap,
 };

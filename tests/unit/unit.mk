@@ -7,9 +7,11 @@ UNIT_CFLAGS = $(ALL_CFLAGS) -Ilib -Itests/common -fvisibility=default
 # Summary counts of every suite of one `make check` land here.
 CHECK_SUMMARY ?= $(abspath $(O))/check-summary
 
+# Dependency files go to .deps/ so that test_* globs match programs only.
 $(O)/tests/unit/%: tests/unit/%.c $(LIB_INTERNAL_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -MMD -MP -o $@ $< $(LIB_INTERNAL_A) -lpthread -ldl
+	@mkdir -p $(dir $@).deps
+	$(CC) $(UNIT_CFLAGS) -MMD -MP -MF $(dir $@).deps/$*.d -o $@ $< \
+		$(LIB_INTERNAL_A) -lpthread -ldl
 
 .PHONY: unit-tests check-unit check-asan
 unit-tests: $(UNIT_BINS)
@@ -24,4 +26,4 @@ check-asan:
 	@echo "== unit tests under ASan + UBSan"
 	$(MAKE) O=$(O)-asan SAN=1 CHECK_SUMMARY=$(CHECK_SUMMARY) check-unit
 
--include $(UNIT_BINS:=.d)
+-include $(wildcard $(O)/tests/unit/.deps/*.d)
