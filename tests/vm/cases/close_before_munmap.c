@@ -18,7 +18,8 @@ int main(void)
 	vm_cuda_init();
 	fd = gdrdrv_open();
 	d = vm_alloc(2 * len);
-	gpu_fill(d, 2 * len, 51);
+	gpu_fill(d, len, 51);
+	gpu_fill(d + len, len, 53);
 	REQUIRE(gdrdrv_pin(fd, d, len, &h) == 0, "pin failed");
 	REQUIRE(gdrdrv_pin(fd, d + len, len, &h2) == 0, "second pin failed");
 	m = gdrdrv_mmap(fd, h, len);
@@ -36,7 +37,7 @@ int main(void)
 	CHECK(nvsim_count("outstanding_pins") == pins0,
 	      "nvsim outstanding_pins %ld after the last munmap, want %ld",
 	      nvsim_count("outstanding_pins"), pins0);
-	CHECK(gpu_mismatch(d + len, len, 51) < 0,
+	CHECK(gpu_mismatch(d + len, len, 53) < 0,
 	      "memory of the released pins changed");
 	CU_OK(cuMemFree(d));
 	return test_done();

@@ -22,8 +22,8 @@ static void child(enum how how, int ready)
 	vm_cuda_init();
 	fd = gdrdrv_open();
 	d = vm_alloc(4 * len);
-	gpu_fill(d, 4 * len, 61);
 	for (int i = 0; i < 4; i++) {
+		gpu_fill(d + i * len, len, 61);
 		if (gdrdrv_pin(fd, d + i * len, len, &h))
 			_exit(3);
 		if (i % 2 == 0) {

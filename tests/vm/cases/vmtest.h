@@ -29,12 +29,20 @@
 #define MiB (1024UL * 1024)
 #define GPU_PAGE (64 * KiB)
 
-/* Give up on a case whose setup failed: nothing after it means anything. */
+/* CHECK, and give up on a case when it fails: nothing after it would
+ * mean anything.  cond is evaluated once. */
 #define REQUIRE(cond, ...)						\
 	do {								\
-		CHECK(cond, __VA_ARGS__);				\
-		if (!(cond))						\
+		if (cond) {						\
+			check_passed++;					\
+		} else {						\
+			check_failed++;					\
+			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__,	\
+				__LINE__, #cond);			\
+			fprintf(stderr, __VA_ARGS__);			\
+			fputc('\n', stderr);				\
 			exit(test_done());				\
+		}							\
 	} while (0)
 
 #define CU_OK(call)							\
