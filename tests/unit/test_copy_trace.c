@@ -12,6 +12,9 @@
  *  - writes store each byte once, in the fewest naturally aligned pieces
  *    of the sizes the set stores, in address order, and never read the
  *    mapping.
+ * Stepping through whole copies, one instruction at a time, it also proves
+ * the fences: every read executes MFENCE before its first load of the
+ * mapping, every write SFENCE after its last store.
  * x86-64 only (the trap flag and the error code are x86's).
  */
 #include <signal.h>
@@ -41,6 +44,19 @@ static struct access trace[MAX_ACCESSES];
 static volatile size_t traced;
 static unsigned char *map;
 static size_t map_len;
+/* the pages are open for the one faulting instruction */
+static volatile sig_atomic_t opened;
+
+/* While stepping, the fences executed, each with the number of accesses
+ * traced before it. */
+enum fence { MFENCE, SFENCE };
+#define MAX_FENCES	64
+static struct {
+	enum fence kind;
+	size_t after;
+} fences[MAX_FENCES];
+static volatile size_t nfences;
+static volatile sig_atomic_t stepping;
 
 static void on_fault(int sig, siginfo_t *info, void *ctx)
 {
@@ -59,18 +75,50 @@ static void on_fault(int sig, siginfo_t *info, void *ctx)
 	}
 	traced++;
 	mprotect(map, map_len, PROT_READ | PROT_WRITE);
+	opened = 1;
 	uc->uc_mcontext.gregs[REG_EFL] |= TRAP_FLAG;
 }
 
-/* The faulting instruction has run: close the pages again. */
+/*
+ * After one instruction: close the pages if a fault opened them; when
+ * stepping, note whether the next instruction is a fence and keep going.
+ */
 static void on_trap(int sig, siginfo_t *info, void *ctx)
 {
 	ucontext_t *uc = ctx;
+	const unsigned char *ip =
+		(const unsigned char *)uc->uc_mcontext.gregs[REG_RIP];
 
 	(void)sig;
 	(void)info;
-	mprotect(map, map_len, PROT_NONE);
-	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TRAP_FLAG;
+	if (opened) {
+		mprotect(map, map_len, PROT_NONE);
+		opened = 0;
+	}
+	if (!stepping) {
+		uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)TRAP_FLAG;
+		return;
+	}
+	/* mfence is 0f ae f0, sfence 0f ae f8 */
+	if (ip[0] == 0x0f && ip[1] == 0xae &&
+	    (ip[2] == 0xf0 || ip[2] == 0xf8) && nfences < MAX_FENCES) {
+		fences[nfences].kind = ip[2] == 0xf0 ? MFENCE : SFENCE;
+		fences[nfences].after = traced;
+		nfences++;
+	}
+}
+
+/* Trap after every instruction from here on, until stepping is cleared.
+ * The red zone below the stack pointer is stepped over, not clobbered. */
+static void start_stepping(void)
+{
+	nfences = 0;
+	stepping = 1;
+	__asm__ __volatile__("sub $128, %%rsp\n\t"
+			     "pushfq\n\t"
+			     "orq $0x100, (%%rsp)\n\t"
+			     "popfq\n\t"
+			     "add $128, %%rsp" ::: "memory", "cc");
 }
 
 static void install(int sig, void (*fn)(int, siginfo_t *, void *))
@@ -87,14 +135,18 @@ static void install(int sig, void (*fn)(int, siginfo_t *, void *))
 enum dir { TO_MAPPING, FROM_MAPPING };
 
 static void traced_copy(const struct gdr_copy_impl *impl, enum dir dir,
-			unsigned char *host, unsigned char *m, size_t n)
+			unsigned char *host, unsigned char *m, size_t n,
+			int step)
 {
 	traced = 0;
 	mprotect(map, map_len, PROT_NONE);
+	if (step)
+		start_stepping();
 	if (dir == TO_MAPPING)
 		impl->to_mapping(m, host, n);
 	else
 		impl->from_mapping(host, m, n);
+	stepping = 0;	/* the next trap clears the trap flag */
 	mprotect(map, map_len, PROT_READ | PROT_WRITE);
 }
 
@@ -229,12 +281,47 @@ static void test_set(const struct gdr_copy_impl *impl, unsigned char *host)
 			/* a line-aligned spot mid-page, plus the offset */
 			unsigned char *m = map + 128 + off;
 
-			traced_copy(impl, FROM_MAPPING, host, m, n);
+			traced_copy(impl, FROM_MAPPING, host, m, n, 0);
 			check_read(impl, rd, m, n, off);
-			traced_copy(impl, TO_MAPPING, host, m, n);
+			traced_copy(impl, TO_MAPPING, host, m, n, 0);
 			check_write(impl, wr_sizes, m, n, off);
 		}
 	}
+}
+
+/*
+ * Step through copies of a few shapes: a read must execute MFENCE before
+ * its first access to the mapping, a write SFENCE after its last.
+ */
+static void test_fences(const struct gdr_copy_impl *impl, unsigned char *host)
+{
+	static const size_t sizes[] = { 0, 1, 8, 63, 64, 65, 300 };
+	static const size_t offsets[] = { 0, 5, 63 };
+
+	if (!impl->supported())
+		return;	/* counted as skipped by test_set */
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		for (size_t o = 0; o < sizeof(offsets) / sizeof(offsets[0]); o++) {
+			size_t n = sizes[s], off = offsets[o];
+			unsigned char *m = map + 128 + off;
+			int fenced = 0;
+
+			fails_in_set = 0;
+			traced_copy(impl, FROM_MAPPING, host, m, n, 1);
+			for (size_t i = 0; i < nfences; i++)
+				fenced |= fences[i].kind == MFENCE &&
+					  fences[i].after == 0;
+			report(fenced, impl, FROM_MAPPING, n, off,
+			       "no MFENCE before the first load", 0);
+
+			fenced = 0;
+			traced_copy(impl, TO_MAPPING, host, m, n, 1);
+			for (size_t i = 0; i < nfences; i++)
+				fenced |= fences[i].kind == SFENCE &&
+					  fences[i].after == traced;
+			report(fenced, impl, TO_MAPPING, n, off,
+			       "no SFENCE after the last store", traced);
+		}
 }
 
 /* The harness itself: one known load and one known store are seen. */
@@ -252,6 +339,20 @@ static void test_tracer(void)
 	      trace[1].addr == (uintptr_t)(map + 4),
 	      "the tracer sees a load and a store where they are (%zu seen)",
 	      (size_t)traced);
+}
+
+/* ... and stepping sees a fence where one is. */
+static void test_stepper(void)
+{
+	int seen = 0;
+
+	start_stepping();
+	__asm__ __volatile__("sfence" ::: "memory");
+	stepping = 0;
+	for (size_t i = 0; i < nfences; i++)
+		seen |= fences[i].kind == SFENCE;
+	CHECK(seen, "stepping sees an sfence (%zu fences seen)",
+	      (size_t)nfences);
 }
 
 int main(void)
@@ -273,8 +374,12 @@ int main(void)
 		fprintf(stderr, "the tracer does not work here\n");
 		return test_done();
 	}
-	for (size_t i = 0; gdr_copy_impls[i]; i++)
+	test_stepper();
+	for (size_t i = 0; gdr_copy_impls[i]; i++) {
 		test_set(gdr_copy_impls[i], host);
+		test_fences(gdr_copy_impls[i], host);
+	}
+	test_fences(&gdr_copy_memcpy, host);
 	return test_done();
 }
 
