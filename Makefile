@@ -42,12 +42,14 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Iinclude -Icommon \
 all:
 
 # Suites of `make check`, in order; fragments append theirs.
-CHECK_SUITES := check-unit check-asan check-consumer check-compilers
+CHECK_SUITES := check-unit check-asan check-consumer check-compilers check-gpu
 
 include lib/lib.mk
 include lib/copy/copy.mk
 include tests/unit/unit.mk
 include tests/consumer/consumer.mk
+include tests/gpu/gpu.mk
+include bench/bench.mk
 -include kernel/kernel.mk
 -include sim/sim.mk
 -include tests/vm/vm.mk

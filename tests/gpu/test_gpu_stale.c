@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reads are never stale: a GPU kernel increments a 64-bit counter without
+ * pause while the CPU reads it 20,000 times through gdr_copy_from_mapping,
+ * at copy sizes 8, 64 and 256 (the counter at the start of the copy).  No
+ * read may return a value smaller than the one before it.  GDRCopy 2.6
+ * fails this on an H200 (hundreds of backward reads per 20,000).
+ */
+#include <stdio.h>
+
+#include "gpu.h"
+#include "kernels.h"
+
+#define READS 20000
+
+int main(void)
+{
+	static const size_t sizes[] = { 8, 64, 256 };
+	unsigned char buf[256 + 64];
+	unsigned long base;
+	uint64_t prev, now, first = 0, last = 0;
+	uint32_t stop = 1;
+	CUmodule mod;
+	CUfunction fn;
+	CUstream stream;
+	gdr_info_t info;
+	gdr_mh_t mh;
+	char *va, *counter, *stopp;
+	unsigned int s, i, backwards;
+	void *args[2];
+	CUdeviceptr dcounter, dstop;
+	gdr_t g;
+
+	if (gpu_setup())
+		return test_done();
+	g = gpu_gdr_open();
+	if (!g)
+		return test_done();
+	CHECK_RET(gdrmap_mem_alloc(0, 1 << 20, &base), 0);
+	CHECK_RET(gdr_pin_buffer(g, base, 4096, 0, 0, &mh), 0);
+	CHECK_RET(gdr_map(g, mh, (void **)&va, 4096), 0);
+	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	counter = va + (base - info.va);
+	stopp = counter + 1024;
+	dcounter = base;
+	dstop = base + 1024;
+	CU_OK(cu.ModuleLoadData(&mod, test_kernels_ptx));
+	CU_OK(cu.ModuleGetFunction(&fn, mod, "count_until_stop"));
+	/* 0x01 in every byte: the copies must return the counter, not it. */
+	memset(buf, 1, sizeof(buf));
+	CHECK_RET(gdr_copy_to_mapping(mh, counter, buf, 256), 0);
+	stop = 0;
+	CHECK_RET(gdr_copy_to_mapping(mh, stopp, &stop, sizeof(stop)), 0);
+	CU_OK(cu.StreamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */));
+	args[0] = &dcounter;
+	args[1] = &dstop;
+	CU_OK(cu.LaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL));
+
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		/* Wait until the kernel runs. */
+		for (i = 0; i < 1000000; i++) {
+			CHECK_RET(gdr_copy_from_mapping(mh, &prev, counter, 8), 0);
+			if (prev != 0x0101010101010101ULL)
+				break;
+		}
+		first = prev;
+		backwards = 0;
+		for (i = 0; i < READS; i++) {
+			gdr_copy_from_mapping(mh, buf, counter, sizes[s]);
+			memcpy(&now, buf, 8);
+			if (now < prev)
+				backwards++;
+			prev = now;
+		}
+		last = prev;
+		CHECK(last > first, "size %zu: the counter moved (%llu -> %llu)",
+		      sizes[s], (unsigned long long)first,
+		      (unsigned long long)last);
+		CHECK(backwards == 0, "size %zu: %u of %d reads went backwards",
+		      sizes[s], backwards, READS);
+		printf("size %3zu: %d reads, %u backwards, counter advanced %llu\n",
+		       sizes[s], READS, backwards,
+		       (unsigned long long)(last - first));
+	}
+	stop = 1;
+	CHECK_RET(gdr_copy_to_mapping(mh, stopp, &stop, sizeof(stop)), 0);
+	CU_OK(cu.StreamSynchronize(stream));
+	CHECK_RET(gdr_unmap(g, mh, va, 4096), 0);
+	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+	CHECK_RET(gdrmap_mem_free(base), 0);
+	CHECK_RET(gdr_close(g), 0);
+	return test_done();
+}
