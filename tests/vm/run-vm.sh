@@ -10,13 +10,15 @@
 # Environment (defaults in brackets):
 #   O                    build directory of the tree [build]
 #   GDRMAP_STRESS_SECS   duration of the multi-threaded stress case [10]
-#   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [900]
+#   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [420]
 #   GDRMAP_VM_MEM        guest RAM [1G]
 #   GDRMAP_VM_GPUMEM     size of the simulated GPU's memory (ivshmem) [256M]
 #   GDRMAP_VM_SMP        guest CPUs [2]
 #   GDRMAP_VM_MODES      gdrdrv use_persistent_mapping values, one pass each [1 0]
 #   GDRMAP_VM_ACCEL      QEMU accelerator [tcg]; kvm is faster where it exists
-#   GDRMAP_VM_GDRDRV_PARAMS, GDRMAP_VM_NVSIM_PARAMS  extra insmod parameters []
+#   GDRMAP_VM_GDRDRV_PARAMS  extra gdrdrv insmod parameters []
+#   GDRMAP_VM_NVSIM_PARAMS   nvsim insmod parameters [poison=1: freed GPU pages
+#                        read 0x6b, so use after free shows]
 #   MAKE                 [make]
 # Exit status: 0 when every check passed and the kernel log is clean.
 set -eu
@@ -41,7 +43,7 @@ cd "$top"
 O=${O:-build}
 MAKE=${MAKE:-make}
 stress=${GDRMAP_STRESS_SECS:-10}
-vm_timeout=${GDRMAP_VM_TIMEOUT:-900}
+vm_timeout=${GDRMAP_VM_TIMEOUT:-420}
 qemu=qemu-system-x86_64
 command -v $qemu >/dev/null || die "$qemu not found: apt-get install qemu-system-x86"
 
@@ -71,9 +73,9 @@ cp -P "$work"/out/lib/* "$stage/usr/lib/gdrmap/"
 cp "$work"/out/cases/* "$stage/vm/cases/"
 cat >"$stage/vm/vm.conf" <<EOF
 GDRMAP_STRESS_SECS=$stress
-GDRMAP_CASE_TIMEOUT=${GDRMAP_CASE_TIMEOUT:-180}
+GDRMAP_CASE_TIMEOUT=${GDRMAP_CASE_TIMEOUT:-120}
 GDRMAP_VM_MODES="${GDRMAP_VM_MODES:-1 0}"
-GDRMAP_VM_NVSIM_PARAMS="${GDRMAP_VM_NVSIM_PARAMS:-}"
+GDRMAP_VM_NVSIM_PARAMS="${GDRMAP_VM_NVSIM_PARAMS-poison=1}"
 GDRMAP_VM_GDRDRV_PARAMS="${GDRMAP_VM_GDRDRV_PARAMS:-}"
 EOF
 "$vmdir/mkinitramfs.sh" "$stage" "$work/initramfs.cpio.gz" ||
