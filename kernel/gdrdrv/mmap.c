@@ -10,7 +10,8 @@
  * Memory type: write-combined on x86.  The x86 PAT code gives a remap that
  * does not cover the whole VMA the type already recorded for the range
  * (uncached if none), so before remapping WC, each physically contiguous
- * run gets a WC memtype reservation, released when the mapping goes away.
+ * run gets a WC memtype reservation of ours (arch_io_reserve_memtype_wc),
+ * released when the mapping is zapped or its last VMA closes.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -204,6 +205,31 @@ void gdrdrv_region_zap(struct gdrdrv_region *r)
 	gdrdrv_release_wc(r);
 }
 
+/*
+ * Maps one run.  One call covering the whole VMA would make x86's PAT code
+ * reserve the range for the VMA itself (VM_PAT), and a partial munmap then
+ * fails to free that reservation; so when a single run covers the VMA and
+ * our own WC reservation exists, it is mapped with two calls, which take
+ * their type from that reservation.
+ */
+static int gdrdrv_remap_run(struct vm_area_struct *vma, unsigned long addr,
+			    const struct gdrdrv_run *run, bool split)
+{
+	unsigned long pfn = PHYS_PFN(run->phys);
+	u64 first = run->len;
+	int ret;
+
+	if (split && run->len > PAGE_SIZE)
+		first = PAGE_SIZE;
+	ret = gdrdrv_io_remap_pfn_range(vma, addr, pfn, first,
+					vma->vm_page_prot);
+	if (ret || first == run->len)
+		return ret;
+	return gdrdrv_io_remap_pfn_range(vma, addr + first,
+					 pfn + PHYS_PFN(first),
+					 run->len - first, vma->vm_page_prot);
+}
+
 static int gdrdrv_remap(struct gdrdrv_region *r, struct vm_area_struct *vma,
 			u32 type)
 {
@@ -228,8 +254,8 @@ static int gdrdrv_remap(struct gdrdrv_region *r, struct vm_area_struct *vma,
 			goto free_runs;
 	}
 	for (i = 0; i < n; i++) {
-		ret = gdrdrv_io_remap_pfn_range(vma, addr, PHYS_PFN(runs[i].phys),
-						runs[i].len, vma->vm_page_prot);
+		ret = gdrdrv_remap_run(vma, addr, &runs[i],
+				       n == 1 && type == GDRDRV_MAPPING_TYPE_WC);
 		if (ret)
 			goto free_wc;
 		addr += runs[i].len;
