@@ -15,12 +15,12 @@ static GDR_COPY_INLINE void avx2_store(unsigned char *map,
 {
 	switch (size) {
 	case 16:
-		_mm_stream_si128((__m128i *)(void *)map,
-				 _mm_loadu_si128((const __m128i *)(const void *)host));
+		_mm_stream_si128((void *)map,
+				 _mm_loadu_si128((const void *)host));
 		break;
 	case 32:
-		_mm256_stream_si256((__m256i *)(void *)map,
-				    _mm256_loadu_si256((const __m256i *)(const void *)host));
+		_mm256_stream_si256((void *)map,
+				    _mm256_loadu_si256((const void *)host));
 		break;
 	default:
 		__builtin_unreachable();
@@ -35,12 +35,12 @@ static void avx2_to_mapping(void *map_dst, const void *host_src, size_t n)
 static GDR_COPY_INLINE void avx2_line_copy(unsigned char *host,
 					   const unsigned char *map_line)
 {
-	const __m256i *line = (const __m256i *)(const void *)map_line;
+	const __m256i *line = (const void *)map_line;
 	__m256i lo = _mm256_stream_load_si256(line);
 	__m256i hi = _mm256_stream_load_si256(line + 1);
 
-	_mm256_storeu_si256((__m256i *)(void *)host, lo);
-	_mm256_storeu_si256((__m256i *)(void *)(host + 32), hi);
+	_mm256_storeu_si256((void *)host, lo);
+	_mm256_storeu_si256((void *)(host + 32), hi);
 }
 
 static void avx2_from_mapping(void *host_dst, const void *map_src, size_t n)

@@ -16,12 +16,12 @@ static GDR_COPY_INLINE void avx512_store(unsigned char *map,
 {
 	switch (size) {
 	case 16:
-		_mm_stream_si128((__m128i *)(void *)map,
-				 _mm_loadu_si128((const __m128i *)(const void *)host));
+		_mm_stream_si128((void *)map,
+				 _mm_loadu_si128((const void *)host));
 		break;
 	case 32:
-		_mm256_stream_si256((__m256i *)(void *)map,
-				    _mm256_loadu_si256((const __m256i *)(const void *)host));
+		_mm256_stream_si256((void *)map,
+				    _mm256_loadu_si256((const void *)host));
 		break;
 	case 64:
 		_mm512_stream_si512((void *)map,

@@ -2,9 +2,10 @@
 /*
  * The MOVDIR64B set (built with -mmovdir64b -msse2): whole 64-byte lines
  * written with MOVDIR64B, a direct store of the full line with 64-byte
- * write atomicity: the device sees each line as one write, never split.  It always writes all 64 bytes, so it is used only for
- * aligned lines wholly inside the range; the head and tail use 16-byte
- * non-temporal stores and scalars.  MOVDIR64B cannot read, so reads use
+ * write atomicity: the device sees each line as one write, never split.
+ * It always writes all 64 bytes, so it is used only for aligned lines
+ * wholly inside the range; the head and tail use 16-byte non-temporal
+ * stores and scalars.  MOVDIR64B cannot read, so reads use
  * the SSE4.1 routine (gdr_cpu_has_movdir64b requires SSE4.1 too).
  */
 #include <immintrin.h>
@@ -19,14 +20,14 @@ static GDR_COPY_INLINE void movdir64b_store(unsigned char *map,
 {
 	switch (size) {
 	case 16:
-		_mm_stream_si128((__m128i *)(void *)map,
-				 _mm_loadu_si128((const __m128i *)(const void *)host));
+		_mm_stream_si128((void *)map,
+				 _mm_loadu_si128((const void *)host));
 		break;
 	case 32:
-		_mm_stream_si128((__m128i *)(void *)map,
-				 _mm_loadu_si128((const __m128i *)(const void *)host));
-		_mm_stream_si128((__m128i *)(void *)(map + 16),
-				 _mm_loadu_si128((const __m128i *)(const void *)(host + 16)));
+		_mm_stream_si128((void *)map,
+				 _mm_loadu_si128((const void *)host));
+		_mm_stream_si128((void *)(map + 16),
+				 _mm_loadu_si128((const void *)(host + 16)));
 		break;
 	case 64:
 		_movdir64b(map, host);

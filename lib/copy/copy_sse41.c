@@ -15,8 +15,7 @@ static GDR_COPY_INLINE void sse41_store(unsigned char *map,
 					const unsigned char *host, size_t size)
 {
 	(void)size;	/* the walk's width is 16: never more */
-	_mm_stream_si128((__m128i *)(void *)map,
-			 _mm_loadu_si128((const __m128i *)(const void *)host));
+	_mm_stream_si128((void *)map, _mm_loadu_si128((const void *)host));
 }
 
 static void sse41_to_mapping(void *map_dst, const void *host_src, size_t n)
@@ -33,10 +32,10 @@ static GDR_COPY_INLINE void sse41_line_copy(unsigned char *host,
 	__m128i c = _mm_stream_load_si128(line + 2);
 	__m128i d = _mm_stream_load_si128(line + 3);
 
-	_mm_storeu_si128((__m128i *)(void *)host, a);
-	_mm_storeu_si128((__m128i *)(void *)(host + 16), b);
-	_mm_storeu_si128((__m128i *)(void *)(host + 32), c);
-	_mm_storeu_si128((__m128i *)(void *)(host + 48), d);
+	_mm_storeu_si128((void *)host, a);
+	_mm_storeu_si128((void *)(host + 16), b);
+	_mm_storeu_si128((void *)(host + 32), c);
+	_mm_storeu_si128((void *)(host + 48), d);
 }
 
 void gdr_copy_sse41_from_mapping(void *host_dst, const void *map_src, size_t n)

@@ -73,11 +73,13 @@ const struct gdr_copy_impl *gdr_copy_select(const char *forced)
 		return best;
 	wanted = gdr_copy_find(forced);
 	if (!wanted) {
-		warn_ignored(forced, "no routine set of that name is built", best);
+		warn_ignored(forced, "no routine set of that name is built",
+			     best);
 		return best;
 	}
 	if (!wanted->supported()) {
-		warn_ignored(forced, "this CPU or OS does not support it", best);
+		warn_ignored(forced, "this CPU or OS does not support it",
+			     best);
 		return best;
 	}
 	return wanted;

@@ -144,7 +144,8 @@ static void sizes_and_offsets(const struct gdr_copy_impl *impl, enum dir dir,
 	size_t nbig = sizeof(big_sizes) / sizeof(big_sizes[0]);
 
 	for (size_t s = 0; s <= SMALL_SIZES + nbig; s++) {
-		size_t n = s <= SMALL_SIZES ? s : big_sizes[s - SMALL_SIZES - 1];
+		size_t n = s <= SMALL_SIZES ? s :
+			   big_sizes[s - SMALL_SIZES - 1];
 
 		for (size_t off = 0; off < OFFSETS; off++) {
 			if (n + OFFSETS > map->len)

@@ -140,7 +140,7 @@ static void test_select(void)
 		      "with logging, says %s is not supported: \"%s\"",
 		      unsupported->name, text);
 	} else {
-		SKIP("every built set is supported: no unsupported one to force");
+		SKIP("every built set is supported: none to force in vain");
 	}
 	unsetenv("GDRCOPY_ENABLE_LOGGING");
 }
@@ -294,7 +294,7 @@ static void test_cpu_probe(void)
 	int asimd = cpuinfo_has("Features", "asimd");
 
 	if (asimd < 0) {
-		SKIP("no /proc/cpuinfo features to check the CPU probe against");
+		SKIP("no /proc/cpuinfo features to check the probe against");
 		return;
 	}
 	CHECK(gdr_cpu_has_neon() == asimd, "NEON as the kernel reports");

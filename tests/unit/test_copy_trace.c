@@ -71,7 +71,8 @@ static void on_fault(int sig, siginfo_t *info, void *ctx)
 	}
 	if (traced < MAX_ACCESSES) {
 		trace[traced].addr = addr;
-		trace[traced].write = !!(uc->uc_mcontext.gregs[REG_ERR] & PF_WRITE);
+		trace[traced].write =
+			!!(uc->uc_mcontext.gregs[REG_ERR] & PF_WRITE);
 	}
 	traced++;
 	mprotect(map, map_len, PROT_READ | PROT_WRITE);
@@ -216,7 +217,8 @@ static void check_read(const struct gdr_copy_impl *impl, size_t width,
 {
 	size_t granule = width == 8 ? 8 : 64;
 	uintptr_t first = (uintptr_t)m & ~(uintptr_t)(granule - 1);
-	uintptr_t end = ((uintptr_t)m + n + granule - 1) & ~(uintptr_t)(granule - 1);
+	uintptr_t end = ((uintptr_t)m + n + granule - 1) &
+			~(uintptr_t)(granule - 1);
 	size_t want = n ? (end - first) / width : 0;
 	size_t i;
 
@@ -297,11 +299,12 @@ static void test_fences(const struct gdr_copy_impl *impl, unsigned char *host)
 {
 	static const size_t sizes[] = { 0, 1, 8, 63, 64, 65, 300 };
 	static const size_t offsets[] = { 0, 5, 63 };
+	const size_t noffsets = sizeof(offsets) / sizeof(offsets[0]);
 
 	if (!impl->supported())
 		return;	/* counted as skipped by test_set */
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
-		for (size_t o = 0; o < sizeof(offsets) / sizeof(offsets[0]); o++) {
+		for (size_t o = 0; o < noffsets; o++) {
 			size_t n = sizes[s], off = offsets[o];
 			unsigned char *m = map + 128 + off;
 			int fenced = 0;
