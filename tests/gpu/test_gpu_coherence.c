@@ -56,6 +56,9 @@ static void check_pin(gdr_t g, CUdeviceptr base, size_t off, size_t size)
 	/* GPU -> CPU: the GPU writes, the CPU reads sub-ranges. */
 	fill_random(data, size, &seed);
 	CU_OK(cu.MemcpyHtoD(addr, data, size));
+	/* From pageable memory, cuMemcpyHtoD may return before the data
+	 * has landed. */
+	CU_OK(cu.CtxSynchronize());
 	for (i = 0; i < 8; i++) {
 		sub = i == 0 ? 0 : (size_t)rand_r(&seed) % size;
 		n = i == 0 ? size : 1 + (size_t)rand_r(&seed) % (size - sub);
