@@ -96,11 +96,12 @@ static GDR_COPY_INLINE int gdr_head_piece(unsigned char **d,
  * else `vec`), then the tail in decreasing aligned pieces; a store fence
  * last.  Every byte of [map_dst, map_dst + n) is stored once, nothing else.
  *
- * The vector primitives use non-temporal stores.  On a write-combined
- * mapping plain and non-temporal stores combine alike (h200-bar1.md: both
- * reach ~20 GB/s); a non-temporal store also stays write-combining if a
- * page ends up cacheable by mistake, where a plain store would first read
- * the line from the device.  Their alignment rule is met by the walk.
+ * On x86 the vector primitives use non-temporal stores.  On a
+ * write-combined mapping plain and non-temporal stores combine alike
+ * (h200-bar1.md: both reach ~20 GB/s); a non-temporal store also stays
+ * write-combining if a page ends up cacheable by mistake, where a plain
+ * store would first read the line from the device.  Their alignment rule
+ * is met by the walk.
  */
 static GDR_COPY_INLINE void gdr_walk_to_mapping(void *map_dst,
 						const void *host_src, size_t n,
