@@ -70,3 +70,18 @@ sim-clean:
 	rm -rf $(O)/sim
 
 -include $(SIM_SHIM_OBJS:.o=.d) $(SIM_HTEST_BINS:=.d)
+
+# The simulator's own VM tests (sim/tests/vm_*.c): built here, run inside
+# the VM with nvsim.ko (and, for vm_p2p, nvsim_selftest.ko) loaded.
+SIM_VMTEST_SRCS := $(wildcard sim/tests/vm_*.c)
+SIM_VMTEST_BINS := $(patsubst sim/tests/%.c,$(O)/sim/tests/%,$(SIM_VMTEST_SRCS))
+
+.PHONY: sim-vm-tests
+sim-vm-tests: $(SIM_VMTEST_BINS)
+
+$(O)/sim/tests/vm_%: sim/tests/vm_%.c sim/tests/vm_sim.h $(SIM_SHIM)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isim/nvsim -Itests/common -MMD -MP -o $@ $< \
+		-L$(SIM_SHIM_DIR) -l:libcuda.so.1
+
+-include $(SIM_VMTEST_BINS:=.d)

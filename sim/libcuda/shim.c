@@ -193,14 +193,36 @@ static bool nvsim_query_va(uint64_t va, struct nvsim_query *q)
 	return nvsim_ioctl(NVSIM_IOC_QUERY, q) == 0;
 }
 
-/* Is [p, p + len) device memory (inside one nvsim mapping)? */
+/*
+ * Is [p, p + len) device memory?  Inside one cuMemAlloc allocation (its
+ * user range, not the padding around it), or one cuMemMap mapping.
+ */
 static bool dev_range(uint64_t p, uint64_t len)
 {
 	struct nvsim_query q;
+	struct rec *r;
 
+	for (r = rec_list; r; r = r->next)
+		if (r->kind == REC_DEVICE && p >= r->res_base &&
+		    p - r->res_base < r->res_size)
+			return p >= r->ptr && p - r->ptr < r->size &&
+			       len <= r->size - (p - r->ptr);
 	if (!nvsim_query_va(p, &q))
 		return false;
 	return len <= q.size - (p - q.base);
+}
+
+/* Is p anywhere in device address space (reserved, never a CPU address)? */
+static bool dev_space(uint64_t p)
+{
+	struct nvsim_query q;
+	struct rec *r;
+
+	for (r = rec_list; r; r = r->next)
+		if (r->kind != REC_HOST && p >= r->res_base &&
+		    p - r->res_base < r->res_size)
+			return true;
+	return nvsim_query_va(p, &q);
 }
 
 static CUresult free_device_rec(struct rec *r)
@@ -907,8 +929,8 @@ CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 		goto out;
 	ddev = dev_range(dst, n);
 	sdev = dev_range(src, n);
-	/* A range that starts in device memory but leaves it is invalid. */
-	if ((!ddev && dev_range(dst, 1)) || (!sdev && dev_range(src, 1)))
+	/* Device address space outside an allocation is invalid. */
+	if ((!ddev && dev_space(dst)) || (!sdev && dev_space(src)))
 		goto out;
 	if (ddev && sdev) {
 		err = nvsim_ioctl(NVSIM_IOC_COPY, &c);
