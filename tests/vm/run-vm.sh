@@ -84,13 +84,16 @@ EOF
 start=$(date +%s)
 # -no-reboot turns the guest's panic (panic=-1) or reboot into an exit;
 # timeout bounds a hung guest; the serial console is the only output.
+# The stock kernel's own checkers, switched on: SLUB red zones and
+# poisoning, page poisoning, KFENCE (6.12); init adds the hung task check.
+kdebug="slub_debug=FZPU page_poison=1 kfence.sample_interval=10"
 set +e
 timeout -k 10 "$vm_timeout" $qemu \
 	-machine q35,accel="${GDRMAP_VM_ACCEL:-tcg}" -cpu max \
 	-smp "${GDRMAP_VM_SMP:-2}" -m "${GDRMAP_VM_MEM:-1G}" \
 	-nographic -no-reboot -nodefaults -serial stdio -monitor none \
 	-kernel "$VMLINUZ" -initrd "$work/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 quiet log_buf_len=4M printk.devkmsg=on" \
+	-append "console=ttyS0 panic=-1 quiet log_buf_len=4M printk.devkmsg=on $kdebug" \
 	-object memory-backend-ram,id=gpumem,size="${GDRMAP_VM_GPUMEM:-256M}",share=on \
 	-device ivshmem-plain,memdev=gpumem \
 	</dev/null >"$log" 2>&1

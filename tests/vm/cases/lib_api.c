@@ -151,6 +151,24 @@ static void flags_and_errors(void)
 	CU_OK(cuMemFree(d));
 }
 
+/* Memory freed under a pin: the flag in non-persistent mode, and the
+ * handle still unmaps and unpins cleanly in either mode. */
+static void freed_under_pin(void)
+{
+	CUdeviceptr d = vm_alloc(2 * GPU_PAGE);
+	gdr_mh_t mh;
+	void *base;
+	int flag = 7;
+
+	CHECK_RET(gdr_pin_buffer(g, d, 2 * GPU_PAGE, 0, 0, &mh), 0);
+	CHECK_RET(gdr_map(g, mh, &base, 2 * GPU_PAGE), 0);
+	CU_OK(cuMemFree(d));
+	CHECK_RET(gdr_get_callback_flag(g, mh, &flag), 0);
+	CHECK(flag == !persistent, "callback flag %d after cuMemFree", flag);
+	CHECK_RET(gdr_unmap(g, mh, base, 2 * GPU_PAGE), 0);
+	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+}
+
 /* gdr_close unmaps and unpins whatever is left. */
 static void close_with_pins(void)
 {
@@ -193,6 +211,7 @@ int main(void)
 	range(4 * MiB, 2 * MiB - 64, 2 * MiB + 64, 13, 6);
 	range(192 * KiB, 64 * KiB + 8, 128 * KiB - 8, 0, 7);
 	flags_and_errors();
+	freed_under_pin();
 	close_with_pins();
 	return test_done();
 }

@@ -23,8 +23,8 @@ nvsim_count() {
 	cat "/proc/driver/nvsim/$1" 2>/dev/null || echo "unreadable"
 }
 
-# gdrdrv's count of pins not yet released; "" when not exported (it is
-# only with dbg_enabled=1).
+# gdrdrv's count of pins not yet released; "" when not exported (NVIDIA's
+# gdrdrv has it only with dbg_enabled=1, ours always).
 gdrdrv_outstanding() {
 	f=/proc/driver/gdrdrv/nv_get_pages_refcount
 	[ -r "$f" ] && cat "$f" || echo ""
