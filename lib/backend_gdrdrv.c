@@ -230,6 +230,18 @@ static int gdrdrv_get_callback_flag(struct gdr *g, struct gdr_region *r,
 	return err;
 }
 
+/* The fields GET_INFO and GET_INFO_V2 share. */
+static void fill_info(struct gdr_pin_info *info, uint64_t va,
+		      uint64_t mapped_size, uint32_t page_size,
+		      uint64_t tm_cycles, uint32_t tsc_khz)
+{
+	info->va = va;
+	info->mapped_size = mapped_size;
+	info->page_size = page_size;
+	info->tm_cycles = tm_cycles;
+	info->cycles_per_ms = tsc_khz;
+}
+
 static int gdrdrv_get_info_v1(struct gdr *g, struct gdr_region *r,
 			      struct gdr_pin_info *info)
 {
@@ -240,11 +252,8 @@ static int gdrdrv_get_info_v1(struct gdr *g, struct gdr_region *r,
 		gdr_err("GET_INFO failed: %s", strerror(err));
 		return err;
 	}
-	info->va = p.va;
-	info->mapped_size = p.mapped_size;
-	info->page_size = p.page_size;
-	info->tm_cycles = p.tm_cycles;
-	info->cycles_per_ms = p.tsc_khz;
+	fill_info(info, p.va, p.mapped_size, p.page_size, p.tm_cycles,
+		  p.tsc_khz);
 	/* Before 2.4 a mapping was either WC or cached. */
 	info->mapping_type = !p.mapped ? GDR_MAPPING_TYPE_NONE :
 			     p.wc_mapping ? GDR_MAPPING_TYPE_WC :
@@ -265,11 +274,8 @@ static int gdrdrv_get_info(struct gdr *g, struct gdr_region *r,
 		gdr_err("GET_INFO_V2 failed: %s", strerror(err));
 		return err;
 	}
-	info->va = p.va;
-	info->mapped_size = p.mapped_size;
-	info->page_size = p.page_size;
-	info->tm_cycles = p.tm_cycles;
-	info->cycles_per_ms = p.tsc_khz;
+	fill_info(info, p.va, p.mapped_size, p.page_size, p.tm_cycles,
+		  p.tsc_khz);
 	info->mapping_type = p.mapping_type < GDR_MAPPING_TYPE_MAX ?
 			     (gdr_mapping_type_t)p.mapping_type :
 			     GDR_MAPPING_TYPE_NONE;

@@ -4,6 +4,7 @@
  * backend table chosen in gdr_open (backend_select.c).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,60 +227,22 @@ GDR_API int gdr_get_callback_flag(gdr_t g, gdr_mh_t handle, int *flag)
 	return err;
 }
 
-static void fill_info(gdr_info_v2_t *info, const struct gdr_pin_info *pi)
-{
-	memset(info, 0, sizeof(*info));
-	info->va = pi->va;
-	info->mapped_size = pi->mapped_size;
-	info->page_size = pi->page_size;
-	info->tm_cycles = pi->tm_cycles;
-	info->cycles_per_ms = pi->cycles_per_ms;
-	info->mapped = pi->mapping_type != GDR_MAPPING_TYPE_NONE;
-	info->wc_mapping = pi->mapping_type == GDR_MAPPING_TYPE_WC;
-	info->mapping_type = pi->mapping_type;
-}
-
-GDR_API int gdr_get_info_v2(gdr_t g, gdr_mh_t handle, gdr_info_v2_t *info)
+/* Ask the backend about a pin (v1: through its v1 query) into *info. */
+static int query_info(gdr_t g, gdr_mh_t handle, int v1, gdr_info_v2_t *info,
+		      const char *caller)
 {
 	struct gdr_pin_info pi = { 0 };
 	struct gdr_region *r;
 	int err;
 
 	if (!info) {
-		gdr_err("info is NULL");
+		gdr_err("%s: info is NULL", caller);
 		return EINVAL;
 	}
-	r = lock_region(g, handle, __func__);
+	r = lock_region(g, handle, caller);
 	if (!r)
 		return EINVAL;
-	err = g->ops.get_info(g, r, &pi);
-	pthread_mutex_unlock(&g->lock);
-	if (!err)
-		fill_info(info, &pi);
-	return err;
-}
-
-/*
- * GDRCopy exports a function named gdr_get_info that fills the 40-byte v1
- * struct (the header maps the name to gdr_get_info_v2); NCCL and NVSHMEM
- * look it up with dlsym.
- */
-#undef gdr_get_info
-GDR_API int gdr_get_info(gdr_t g, gdr_mh_t handle, struct gdr_info_v1 *info);
-GDR_API int gdr_get_info(gdr_t g, gdr_mh_t handle, struct gdr_info_v1 *info)
-{
-	struct gdr_pin_info pi = { 0 };
-	struct gdr_region *r;
-	int err;
-
-	if (!info) {
-		gdr_err("info is NULL");
-		return EINVAL;
-	}
-	r = lock_region(g, handle, __func__);
-	if (!r)
-		return EINVAL;
-	err = g->ops.get_info_v1(g, r, &pi);
+	err = v1 ? g->ops.get_info_v1(g, r, &pi) : g->ops.get_info(g, r, &pi);
 	pthread_mutex_unlock(&g->lock);
 	if (err)
 		return err;
@@ -291,7 +254,38 @@ GDR_API int gdr_get_info(gdr_t g, gdr_mh_t handle, struct gdr_info_v1 *info)
 	info->cycles_per_ms = pi.cycles_per_ms;
 	info->mapped = pi.mapping_type != GDR_MAPPING_TYPE_NONE;
 	info->wc_mapping = pi.mapping_type == GDR_MAPPING_TYPE_WC;
+	info->mapping_type = pi.mapping_type;
 	return 0;
+}
+
+GDR_API int gdr_get_info_v2(gdr_t g, gdr_mh_t handle, gdr_info_v2_t *info)
+{
+	return query_info(g, handle, 0, info, __func__);
+}
+
+/*
+ * GDRCopy exports a function named gdr_get_info that fills the 40-byte v1
+ * struct (the header maps the name to gdr_get_info_v2); NCCL and NVSHMEM
+ * look it up with dlsym.  v1 is v2 without its last field.
+ */
+_Static_assert(sizeof(struct gdr_info_v1) ==
+	       offsetof(gdr_info_v2_t, mapping_type),
+	       "gdr_info v1 is the head of gdr_info_v2");
+#undef gdr_get_info
+GDR_API int gdr_get_info(gdr_t g, gdr_mh_t handle, struct gdr_info_v1 *info);
+GDR_API int gdr_get_info(gdr_t g, gdr_mh_t handle, struct gdr_info_v1 *info)
+{
+	gdr_info_v2_t full;
+	int err;
+
+	if (!info) {
+		gdr_err("info is NULL");
+		return EINVAL;
+	}
+	err = query_info(g, handle, 1, &full, __func__);
+	if (!err)
+		memcpy(info, &full, sizeof(*info));
+	return err;
 }
 
 static const char *const type_names[GDR_MAPPING_TYPE_MAX] = {
