@@ -30,19 +30,8 @@
 #ifndef _NVSIM_IOCTL_H
 #define _NVSIM_IOCTL_H
 
-#ifdef __KERNEL__
-#include <linux/types.h>
 #include <linux/ioctl.h>
-#else
-#include <stdint.h>
-#include <sys/ioctl.h>
-#ifndef __u8
-typedef uint8_t __u8;
-typedef uint16_t __u16;
-typedef uint32_t __u32;
-typedef uint64_t __u64;
-#endif
-#endif
+#include <linux/types.h>
 
 #define NVSIM_DEVICE_PATH	"/dev/nvsim"
 #define NVSIM_ABI_VERSION	1
@@ -79,8 +68,10 @@ struct nvsim_mem_create {
 	__u32 handle;		/* out */
 };
 
-/* NVSIM_IOC_MEM_RELEASE: drop one reference of a handle (cuMemRelease).
- * The memory lives on while mapped or persistently pinned. */
+/*
+ * NVSIM_IOC_MEM_RELEASE: drop one reference of a handle (cuMemRelease).
+ * The memory lives on while mapped or persistently pinned.
+ */
 struct nvsim_mem_release {
 	__u32 handle;		/* in */
 	__u32 reserved;
@@ -99,8 +90,10 @@ struct nvsim_mem_retain {
 	__u64 size;		/* out: size of the whole mem */
 };
 
-/* NVSIM_IOC_MEM_INFO: size and user_flags of a handle's mem
- * (cuMemGetAllocationPropertiesFromHandle).  -ENOENT: unknown handle. */
+/*
+ * NVSIM_IOC_MEM_INFO: size and user_flags of a handle's mem
+ * (cuMemGetAllocationPropertiesFromHandle).  -ENOENT: unknown handle.
+ */
 struct nvsim_mem_info {
 	__u32 handle;		/* in */
 	__u32 user_flags;	/* out */
@@ -175,8 +168,10 @@ struct nvsim_memset {
 	__u32 elem_size;	/* in */
 };
 
-/* NVSIM_IOC_COPY: device to device copy (cuMemcpy, cuMemcpyDtoD); each
- * range inside one mapping; overlapping ranges behave as memmove. */
+/*
+ * NVSIM_IOC_COPY: device to device copy (cuMemcpy, cuMemcpyDtoD); each
+ * range inside one mapping; overlapping ranges behave as memmove.
+ */
 struct nvsim_copy {
 	__u64 dst;		/* in */
 	__u64 src;		/* in */

@@ -41,6 +41,7 @@ static unsigned long max_pages;
 module_param(max_pages, ulong, 0444);
 MODULE_PARM_DESC(max_pages, "Use at most this many 64 KiB pages (0: the whole BAR)");
 
+/* Guards all of nvsim's state; see nvsim.h. */
 DEFINE_MUTEX(nvsim_lock);
 struct nvsim_dev *nvsim_gpu;
 LIST_HEAD(nvsim_ctxs);

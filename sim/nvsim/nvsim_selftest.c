@@ -82,7 +82,8 @@ static int st_check(u64 va, u64 len)
 	EXPECT(nvidia_p2p_get_pages(1, 2, va, len, &pt, st_dummy_callback,
 				    NULL) == -EINVAL);
 	EXPECT(nvidia_p2p_get_pages_persistent(va, len, &pt,
-				NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING) == -ENOTSUPP);
+					       NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING) ==
+	       -ENOTSUPP);
 	EXPECT(nvidia_p2p_get_pages_persistent(va, len, &pt, 2) == -EINVAL);
 	EXPECT(nvidia_p2p_get_pages_persistent(va + 0x1000, len, &pt, 0) ==
 	       -EINVAL);
@@ -98,7 +99,7 @@ static int st_check(u64 va, u64 len)
 		EXPECT(pt->version == NVIDIA_P2P_PAGE_TABLE_VERSION);
 		EXPECT(pt->page_size == NVIDIA_P2P_PAGE_SIZE_64KB);
 		EXPECT(pt->entries == len / pg);
-		EXPECT(pt->gpu_uuid != NULL);
+		EXPECT(pt->gpu_uuid);
 		for (i = 0; i < pt->entries; i++)
 			EXPECT(pt->pages[i] &&
 			       !(pt->pages[i]->physical_address & (pg - 1)));
@@ -204,12 +205,12 @@ static int st_show(struct seq_file *m, void *v)
 	if (slot.pt && (slot.persistent || !READ_ONCE(slot.cb_fired))) {
 		p = memremap(slot.phys0, 8, MEMREMAP_WC);
 		if (p) {
-			peek = *(volatile u64 *)p;
+			peek = READ_ONCE(*(u64 *)p);
 			memunmap(p);
 		}
 	}
 	seq_printf(m, "pinned %d persistent %d callbacks %d put_rc %d entries %u peek %016llx\n",
-		   slot.pt != NULL, slot.persistent,
+		   !!slot.pt, slot.persistent,
 		   atomic_read(&st_callbacks), slot.put_rc, slot.entries, peek);
 	mutex_unlock(&st_lock);
 	return 0;
