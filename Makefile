@@ -44,8 +44,9 @@ all:
 # Suites of `make check`, in order; fragments append theirs.
 CHECK_SUITES := check-unit check-asan check-consumer check-compilers check-gpu
 
-include lib/lib.mk
+# copy.mk first: lib.mk's rules need COPY_OBJS when they are read.
 include lib/copy/copy.mk
+include lib/lib.mk
 include tests/unit/unit.mk
 include tests/consumer/consumer.mk
 include tests/gpu/gpu.mk

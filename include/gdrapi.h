@@ -45,9 +45,11 @@
  *   GDRMAP_BACKEND          gdrmap extension: gdrdrv, dmabuf or vulkan
  *                           forces that backend (gdr_open fails if it is
  *                           not usable, and logs why).
- *   GDRMAP_COPY             gdrmap extension: force a copy routine set
- *                           (generic, sse41, avx2, avx512, movdir64b, neon)
- *                           instead of the one chosen from CPU features.
+ *   GDRMAP_COPY             gdrmap extension: force the copy routine set
+ *                           used on write-combined mappings (generic,
+ *                           sse41, avx2, avx512, movdir64b, neon) instead
+ *                           of the one chosen from CPU features; a name
+ *                           that is unknown or unsupported here is ignored.
  */
 #ifndef __GDRAPI_H__
 #define __GDRAPI_H__

@@ -23,7 +23,3 @@ $(O)/lib/copy/%.o: lib/copy/%.c
 	$(CC) $(ALL_CFLAGS) $(ISAFLAGS) -Ilib -fPIC -MMD -MP -c -o $@ $<
 
 -include $(COPY_OBJS:.o=.d)
-
-# lib.mk is read first, when COPY_OBJS was still empty: its rules'
-# prerequisites were expanded without these, so add them here.
-$(LIB_SO) $(LIB_INTERNAL_A): $(COPY_OBJS)
