@@ -89,6 +89,8 @@ static void nvsim_pages_free(struct nvsim_dev *gpu, unsigned long n,
 				  0x6b, NVSIM_PAGE_BYTES);
 		__clear_bit(pages[i], gpu->bitmap);
 	}
+	if (nvsim_poison)
+		wmb();	/* drain write-combining buffers */
 	gpu->used -= n;
 }
 
@@ -470,6 +472,7 @@ static int nvsim_ioc_memset(struct nvsim_ctx *ctx, struct nvsim_memset *a,
 		else
 			memcpy_toio(nvsim_map_io(map, va), bounce, n);
 	}
+	wmb();	/* drain write-combining buffers before user space reads */
 	return 0;
 }
 
@@ -512,6 +515,7 @@ static int nvsim_ioc_copy(struct nvsim_ctx *ctx, struct nvsim_copy *a,
 		memcpy_fromio(bounce, nvsim_map_io(smap, s), n);
 		memcpy_toio(nvsim_map_io(dmap, d), bounce, n);
 	}
+	wmb();	/* as in memset */
 	return 0;
 }
 
@@ -653,9 +657,10 @@ static ssize_t nvsim_rw(struct file *file, char __user *ubuf, size_t len,
 		}
 		mutex_lock(&nvsim_lock);
 		map = nvsim_find_map(ctx, va + done, n);
-		if (map && write)
+		if (map && write) {
 			memcpy_toio(nvsim_map_io(map, va + done), bounce, n);
-		else if (map)
+			wmb();	/* drain WC buffers */
+		} else if (map)
 			memcpy_fromio(bounce, nvsim_map_io(map, va + done), n);
 		mutex_unlock(&nvsim_lock);
 		if (!map) {
