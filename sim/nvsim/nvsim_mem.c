@@ -660,8 +660,9 @@ static ssize_t nvsim_rw(struct file *file, char __user *ubuf, size_t len,
 		if (map && write) {
 			memcpy_toio(nvsim_map_io(map, va + done), bounce, n);
 			wmb();	/* drain WC buffers */
-		} else if (map)
+		} else if (map) {
 			memcpy_fromio(bounce, nvsim_map_io(map, va + done), n);
+		}
 		mutex_unlock(&nvsim_lock);
 		if (!map) {
 			ret = -EFAULT;
