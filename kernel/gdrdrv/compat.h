@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * Differences between the kernel versions gdrdrv builds for (5.x .. 6.12
- * and later).  Every version test of the module lives here.
+ * Differences between the kernel versions gdrdrv builds for (6.1 .. 6.12
+ * and later), and the stand-ins for GPL-only kernel exports that the
+ * proprietary flavour may not use.  Every such test of the module lives
+ * here.
  */
 #ifndef _GDRDRV_COMPAT_H
 #define _GDRDRV_COMPAT_H
@@ -69,6 +71,70 @@ static inline int gdrdrv_io_remap_pfn_range(struct vm_area_struct *vma,
 }
 #else
 #define gdrdrv_io_remap_pfn_range	io_remap_pfn_range
+#endif
+
+/*
+ * pgprot_writecombine() is a GPL-only export on x86: the proprietary
+ * flavour sets the WC cache mode itself (cachemode2protval() is a plain
+ * export and honours PAT being off).
+ */
+#if defined(GDRDRV_NV_PROPRIETARY) && defined(CONFIG_X86)
+static inline pgprot_t gdrdrv_pgprot_writecombine(pgprot_t prot)
+{
+	return __pgprot((pgprot_val(prot) & ~_PAGE_CACHE_MASK) |
+			cachemode2protval(_PAGE_CACHE_MODE_WC));
+}
+#else
+#define gdrdrv_pgprot_writecombine	pgprot_writecombine
+#endif
+
+/*
+ * The fd's owner: a reference on the opener's thread-group pid.  put_pid()
+ * is GPL-only, so the proprietary flavour keeps the number, as GDRCopy
+ * does (a recycled pid could then match).
+ */
+#ifndef GDRDRV_NV_PROPRIETARY
+#include <linux/pid.h>
+#include <linux/sched.h>
+
+struct gdrdrv_owner {
+	struct pid *tgid;
+};
+
+static inline void gdrdrv_owner_get(struct gdrdrv_owner *owner)
+{
+	owner->tgid = get_pid(task_tgid(current));
+}
+
+static inline void gdrdrv_owner_put(struct gdrdrv_owner *owner)
+{
+	put_pid(owner->tgid);
+}
+
+static inline bool gdrdrv_owner_is_current(const struct gdrdrv_owner *owner)
+{
+	return task_tgid(current) == owner->tgid;
+}
+#else
+#include <linux/sched.h>
+
+struct gdrdrv_owner {
+	pid_t tgid;
+};
+
+static inline void gdrdrv_owner_get(struct gdrdrv_owner *owner)
+{
+	owner->tgid = current->tgid;
+}
+
+static inline void gdrdrv_owner_put(struct gdrdrv_owner *owner)
+{
+}
+
+static inline bool gdrdrv_owner_is_current(const struct gdrdrv_owner *owner)
+{
+	return current->tgid == owner->tgid;
+}
 #endif
 
 #endif /* _GDRDRV_COMPAT_H */

@@ -12,8 +12,6 @@
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
-#include <linux/pid.h>
-#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 
@@ -25,7 +23,7 @@
  */
 bool gdrdrv_file_owned_by_current(const struct gdrdrv_file *f)
 {
-	return task_tgid(current) == f->owner;
+	return gdrdrv_owner_is_current(&f->owner);
 }
 
 static int gdrdrv_open(struct inode *inode, struct file *filp)
@@ -40,7 +38,7 @@ static int gdrdrv_open(struct inode *inode, struct file *filp)
 		return -ENOMEM;
 	mutex_init(&f->lock);
 	xa_init(&f->regions);
-	f->owner = get_pid(task_tgid(current));
+	gdrdrv_owner_get(&f->owner);
 
 	address_space_init_once(&f->mapping);
 	f->mapping.host = inode;
@@ -63,7 +61,7 @@ static int gdrdrv_release(struct inode *inode, struct file *filp)
 	gdrdrv_unpin_all(f);
 	filp->private_data = NULL;
 	xa_destroy(&f->regions);
-	put_pid(f->owner);
+	gdrdrv_owner_put(&f->owner);
 	mutex_destroy(&f->lock);
 	kfree(f);
 	return 0;

@@ -33,6 +33,7 @@
 #include <linux/types.h>
 #include <linux/xarray.h>
 
+#include "compat.h"
 #include "gdrdrv_ioctl.h"
 #include "nv-p2p.h"
 
@@ -91,7 +92,7 @@ struct gdrdrv_file {
 	struct mutex lock;		/* regions, next_handle, req_type */
 	struct xarray regions;		/* handle -> struct gdrdrv_region */
 	u64 next_handle;		/* first host page of the next pin */
-	struct pid *owner;		/* thread group that opened the fd */
+	struct gdrdrv_owner owner;	/* thread group that opened the fd */
 	struct address_space mapping;	/* filp->f_mapping */
 };
 

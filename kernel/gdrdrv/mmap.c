@@ -120,7 +120,7 @@ static pgprot_t gdrdrv_pgprot(pgprot_t prot, u32 type)
 {
 	switch (type) {
 	case GDRDRV_MAPPING_TYPE_WC:
-		return pgprot_writecombine(prot);
+		return gdrdrv_pgprot_writecombine(prot);
 	case GDRDRV_MAPPING_TYPE_DEVICE:
 		return pgprot_device(prot);
 	default:
