@@ -46,7 +46,7 @@ static int gdrdrv_open(struct inode *inode, struct file *filp)
 	filp->f_mapping = &f->mapping;
 	filp->private_data = f;
 
-	gdrdrv_dbg("open fd state %p by tgid %d\n", f, task_tgid_nr(current));
+	gdrdrv_info("open by tgid %d\n", task_tgid_nr(current));
 	return 0;
 }
 
@@ -56,7 +56,7 @@ static int gdrdrv_release(struct inode *inode, struct file *filp)
 
 	if (!f)
 		return 0;
-	gdrdrv_dbg("release fd state %p\n", f);
+	gdrdrv_info("last close, by tgid %d\n", task_tgid_nr(current));
 
 	gdrdrv_unpin_all(f);
 	filp->private_data = NULL;
