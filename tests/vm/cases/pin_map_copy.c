@@ -97,6 +97,7 @@ static void all_ranges(int fd, unsigned seed)
 		{ 64 * KiB, 0, 64 * KiB },
 		{ 1 * MiB, 0, 1 * MiB },
 		{ 4 * MiB, 0, 4 * MiB },		/* 2 MiB aligned */
+		{ 16 * MiB, 0, 16 * MiB },		/* many 2 MiB chunks */
 		{ 1 * MiB, 128 * KiB, 256 * KiB },	/* inside */
 		{ 1 * MiB, 64 * KiB, 1 },		/* one byte */
 		{ 1 * MiB, 64 * KiB + 4096, 8192 },	/* unaligned */
