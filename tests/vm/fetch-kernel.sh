@@ -25,6 +25,13 @@ for t in apt-cache apt-get dpkg-deb; do
 	command -v $t >/dev/null || die "$t not found: this needs a Debian host"
 done
 
+# Runs of several trees share the cache: one fetch at a time.
+mkdir -p "$cache" || die "cannot create $cache"
+if command -v flock >/dev/null; then
+	exec 9>"$cache/.lock"
+	flock 9 || die "cannot lock $cache/.lock"
+fi
+
 candidate() {
 	apt-cache show --no-all-versions "$1" 2>/dev/null |
 		sed -n 's/^Version: //p' | head -n 1

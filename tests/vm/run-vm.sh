@@ -53,8 +53,10 @@ fail_early() {
 	die "$*"
 }
 
-eval "$("$vmdir/fetch-kernel.sh" "$series" "$cache")" ||
+# (eval of a failed command substitution would succeed: keep them apart.)
+kvars=$("$vmdir/fetch-kernel.sh" "$series" "$cache") ||
 	fail_early "could not get the $series kernel"
+eval "$kvars"
 work=$(mkdir -p "$O/vm/$KVER" && cd "$O/vm/$KVER" && pwd)
 log=$work/serial.log
 
