@@ -54,6 +54,7 @@ include bench/bench.mk
 -include kernel/kernel.mk
 -include sim/sim.mk
 -include tests/vm/vm.mk
+-include tools/tools.mk
 
 all: lib
 

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/* libcuda.so.1 loaded at run time for the tools (cudaload.h). */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "affinity.h"
+#include "cudaload.h"
+
+static struct tcu cu;
+static int loaded;		/* 0 not tried, 1 ok, -1 failed */
+static char load_why[320];
+
+static int load(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	char err[160];
+	CUresult res;
+
+	if (!lib) {
+		snprintf(load_why, sizeof(load_why),
+			 "no GPU: libcuda.so.1 (the NVIDIA driver's CUDA library) cannot be loaded; install the NVIDIA driver or add its directory to LD_LIBRARY_PATH");
+		return -1;
+	}
+#define TCU_LOAD(field, sym)						\
+	*(void **)&cu.field = dlsym(lib, #sym);				\
+	if (!cu.field) {						\
+		snprintf(load_why, sizeof(load_why),			\
+			 "libcuda.so.1 lacks %s: the NVIDIA driver is too old", \
+			 #sym);						\
+		return -1;						\
+	}
+	TCU_REQUIRED(TCU_LOAD)
+#undef TCU_LOAD
+#define TCU_LOAD_OPT(field, sym) *(void **)&cu.field = dlsym(lib, #sym);
+	TCU_OPTIONAL(TCU_LOAD_OPT)
+#undef TCU_LOAD_OPT
+	res = cu.Init(0);
+	if (res != CUDA_SUCCESS) {
+		snprintf(load_why, sizeof(load_why),
+			 "no GPU: cuInit failed: %s; check that nvidia-smi sees a GPU",
+			 tcu_error(res, err, sizeof(err)));
+		return -1;
+	}
+	cu.DriverGetVersion(&cu.driver_version);
+	if (cu.DeviceGetCount(&cu.device_count) != CUDA_SUCCESS ||
+	    cu.device_count < 1) {
+		snprintf(load_why, sizeof(load_why),
+			 "no GPU: the CUDA driver sees no device");
+		return -1;
+	}
+	return 1;
+}
+
+const struct tcu *tcu_load(char *why, size_t len)
+{
+	if (!loaded)
+		loaded = load();
+	if (loaded < 0) {
+		if (why)
+			snprintf(why, len, "%s", load_why);
+		return NULL;
+	}
+	return &cu;
+}
+
+const char *tcu_error(CUresult res, char *buf, size_t len)
+{
+	const char *name = NULL, *text = NULL;
+
+	if (cu.GetErrorName) {
+		cu.GetErrorName(res, &name);
+		cu.GetErrorString(res, &text);
+	}
+	if (name)
+		snprintf(buf, len, "%s (%s)", name, text ? text : "");
+	else
+		snprintf(buf, len, "CUDA error %d", res);
+	return buf;
+}
+
+int tcu_device_info(const struct tcu *c, int index, struct gpu_info *gi,
+		    char *err, size_t errlen)
+{
+	char raw[64], e[160];
+	CUdevice dev;
+	CUresult res;
+
+	memset(gi, 0, sizeof(*gi));
+	gi->index = index;
+	if (index >= c->device_count) {
+		snprintf(err, errlen, "no CUDA device %d (this machine has %d)",
+			 index, c->device_count);
+		return -1;
+	}
+	res = c->DeviceGet(&dev, index);
+	if (res != CUDA_SUCCESS) {
+		snprintf(err, errlen, "cuDeviceGet(%d): %s", index,
+			 tcu_error(res, e, sizeof(e)));
+		return -1;
+	}
+	if (c->DeviceGetName(gi->name, sizeof(gi->name), dev) != CUDA_SUCCESS)
+		snprintf(gi->name, sizeof(gi->name), "unknown");
+	gi->simulated = strstr(gi->name, "simulated") != NULL ||
+			strstr(gi->name, "Simulated") != NULL;
+	if (c->DeviceGetPCIBusId(raw, sizeof(raw), dev) != CUDA_SUCCESS ||
+	    pci_normalize(raw, gi->busid, sizeof(gi->busid)))
+		gi->busid[0] = 0;
+	c->DeviceTotalMem(&gi->memory, dev);
+	c->DeviceGetAttribute(&gi->cc_major,
+			      CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+	c->DeviceGetAttribute(&gi->cc_minor,
+			      CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+	return 0;
+}

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gdrmap doctor: what this machine has that gdrmap needs, each check with
+ * a verdict (ok, warn, fail) and one line of advice.  It reads what it can
+ * without root and without a GPU, and says what it could not read.
+ * Exit status: 0 unless a check failed (1) or the usage was wrong (2);
+ * no GPU at all is a warning, not a failure, so scripts can run it
+ * anywhere.
+ */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "affinity.h"
+#include "commands.h"
+#include "cudaload.h"
+#include "doctor.h"
+#include "session.h"
+
+#define MAX_GPUS 16
+
+struct gpu {
+	struct gpu_info info;
+	struct pci_place place;
+	unsigned long long bar;
+	int bar_index;
+	int rdma, rdma_vmm, dmabuf, vmm, posix_fd;
+	char iommu_type[32];
+};
+
+static const char *const verdict_names[] = { "ok", "warn", "fail" };
+
+void check_add(struct checks *cs, const char *name, enum verdict v,
+	       const char *advice, const char *fmt, ...)
+{
+	struct check *c;
+	va_list ap;
+
+	if (cs->n >= MAX_CHECKS)
+		return;
+	c = &cs->c[cs->n++];
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->v = v;
+	snprintf(c->advice, sizeof(c->advice), "%s", advice ? advice : "");
+	va_start(ap, fmt);
+	vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+	va_end(ap);
+}
+
+static const char *human(unsigned long long b, char *buf, size_t len)
+{
+	if (b >= 1ULL << 30)
+		snprintf(buf, len, "%.0f GiB", (double)b / (1ULL << 30));
+	else
+		snprintf(buf, len, "%.0f MiB", (double)b / (1ULL << 20));
+	return buf;
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+	char line[512];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (colon && (!strncmp(line, "model name", 10) ||
+			      !strncmp(line, "Processor", 9))) {
+			colon += 2;
+			colon[strcspn(colon, "\n")] = 0;
+			snprintf(buf, len, "%s", colon);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* The IOMMU-related words of the kernel command line. */
+static void iommu_cmdline(char *buf, size_t len)
+{
+	char line[4096], *tok, *save = NULL;
+	size_t used = 0;
+
+	buf[0] = 0;
+	if (read_line("/proc/cmdline", line, sizeof(line)))
+		return;
+	for (tok = strtok_r(line, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save))
+		if (strstr(tok, "iommu") && used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 used ? " " : "", tok);
+}
+
+static void gpu_facts(const struct tcu *cu, struct gpu *g)
+{
+	CUdevice d;
+
+	pci_place(g->info.busid, &g->place);
+	g->bar = g->info.busid[0] ? pci_vram_bar(g->info.busid, &g->bar_index) :
+				    0;
+	if (!g->bar)
+		g->bar_index = -1;
+	iommu_group_type(g->info.busid, g->iommu_type, sizeof(g->iommu_type));
+	if (cu->DeviceGet(&d, g->info.index) != CUDA_SUCCESS)
+		return;
+	cu->DeviceGetAttribute(&g->rdma,
+		CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, d);
+	cu->DeviceGetAttribute(&g->rdma_vmm,
+		CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, d);
+	cu->DeviceGetAttribute(&g->dmabuf,
+		CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, d);
+	cu->DeviceGetAttribute(&g->vmm,
+		CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, d);
+	cu->DeviceGetAttribute(&g->posix_fd,
+		CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, d);
+}
+
+static void gpu_checks(struct checks *cs, const struct gpu *g)
+{
+	char name[48], a[32], b[32];
+
+	snprintf(name, sizeof(name), "gpu%d", g->info.index);
+	if (g->info.simulated)
+		check_add(cs, name, V_WARN,
+			  "no figure measured on it is performance data; run on a real GPU for those",
+			  "%s at %s: a simulated GPU", g->info.name,
+			  g->info.busid);
+	else
+		check_add(cs, name, V_OK, NULL,
+			  "%s at %s, compute capability %d.%d, %s of memory, NUMA node %d, local CPUs %s",
+			  g->info.name, g->info.busid[0] ? g->info.busid : "?",
+			  g->info.cc_major, g->info.cc_minor,
+			  human(g->info.memory, a, sizeof(a)), g->place.numa,
+			  g->place.cpus[0] ? g->place.cpus : "unknown");
+
+	snprintf(name, sizeof(name), "gpu%d bar", g->info.index);
+	if (!g->bar)
+		check_add(cs, name, V_WARN,
+			  "read /sys/bus/pci/devices/<bus id>/resource, or nvidia-smi -q (BAR1 Memory Usage)",
+			  "the BAR size is not readable from sysfs");
+	else if (g->bar < g->info.memory)
+		check_add(cs, name, V_WARN,
+			  "enable Resizable BAR / Above 4G Decoding in the firmware: the vulkan backend needs BAR1 to cover the memory, and every backend maps at most BAR1 at once",
+			  "BAR%d is %s, smaller than the %s of memory",
+			  g->bar_index, human(g->bar, a, sizeof(a)),
+			  human(g->info.memory, b, sizeof(b)));
+	else
+		check_add(cs, name, V_OK, NULL,
+			  "BAR%d is %s and covers all %s of memory",
+			  g->bar_index, human(g->bar, a, sizeof(a)),
+			  human(g->info.memory, b, sizeof(b)));
+
+	snprintf(name, sizeof(name), "gpu%d rdma", g->info.index);
+	if (g->rdma)
+		check_add(cs, name, V_OK, NULL,
+			  "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED = 1 (with VMM memory: %d)",
+			  g->rdma_vmm);
+	else
+		check_add(cs, name, V_WARN,
+			  "gdrdrv cannot pin this GPU's memory (nvidia_p2p_get_pages); a module-free backend may still map it",
+			  "CUDA says GPUDirect RDMA is not supported on this GPU");
+}
+
+static void backend_checks(struct checks *cs, const struct backend_probe *bp,
+			   bool gpu, const char **chosen)
+{
+	char name[48];
+	int i;
+
+	*chosen = NULL;
+	for (i = 0; i < NR_BACKENDS; i++) {
+		const struct backend_probe *b = &bp[i];
+
+		snprintf(name, sizeof(name), "backend %s", b->name);
+		if (!b->usable) {
+			check_add(cs, name, V_WARN, b->fix, "not usable: %s",
+				  b->why);
+			continue;
+		}
+		if (!*chosen)
+			*chosen = b->name;
+		if (b->tested && !b->test_ok)
+			check_add(cs, name, V_FAIL,
+				  "this is a bug or a broken driver: rerun with GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1 and report it",
+				  "opens, but the self-test failed: %s", b->test);
+		else if (b->tested)
+			check_add(cs, name, V_OK, NULL, "usable (API %d.%d): %s",
+				  b->drv_major, b->drv_minor, b->test);
+		else
+			check_add(cs, name, V_OK, NULL,
+				  "opens (API %d.%d); not tested: no GPU memory to map",
+				  b->drv_major, b->drv_minor);
+	}
+	if (*chosen)
+		check_add(cs, "backend", V_OK, NULL,
+			  "gdr_open uses %s here (GDRMAP_BACKEND=name forces another)",
+			  *chosen);
+	else if (gpu)
+		check_add(cs, "backend", V_FAIL, bp[0].fix,
+			  "no backend is usable: gdr_open fails on this machine");
+	else
+		check_add(cs, "backend", V_WARN,
+			  "without a GPU there is nothing to map; the checks above say what a GPU would also need",
+			  "no backend is usable (no GPU)");
+}
+
+static void system_checks(struct checks *cs, const struct gpu *gpus, int ng,
+			  const struct nic *nics, int nn)
+{
+	char name[64], where[32];
+	int i, k, r;
+
+	if (module_loaded("nvidia_peermem"))
+		check_add(cs, "nvidia_peermem", V_OK, NULL,
+			  "loaded: RDMA NICs can register GPU memory");
+	else if (nn)
+		check_add(cs, "nvidia_peermem", V_WARN,
+			  "sudo modprobe nvidia-peermem, or have the RDMA stack register GPU memory as dma-buf",
+			  "not loaded: NICs cannot register GPU memory through it (GPUDirect RDMA)");
+	else
+		check_add(cs, "nvidia_peermem", V_OK, NULL,
+			  "not loaded; not needed here (no RDMA NIC); CPU mappings never need it");
+
+	if (!iommu_active())
+		check_add(cs, "iommu", V_OK, NULL,
+			  "no IOMMU is translating DMA (/sys/class/iommu is empty)");
+	for (i = 0; i < ng && iommu_active(); i++) {
+		const char *t = gpus[i].iommu_type;
+		bool translating = t[0] && strcmp(t, "identity");
+
+		snprintf(name, sizeof(name), "iommu gpu%d", gpus[i].info.index);
+		if (translating && nn)
+			check_add(cs, name, V_WARN,
+				  "boot with iommu=pt (or intel_iommu=on iommu=pt) so NIC-to-GPU peer-to-peer is not remapped",
+				  "the GPU's IOMMU group translates DMA (type %s): GPUDirect RDMA between NIC and GPU may fail or slow down",
+				  t);
+		else
+			check_add(cs, name, V_OK, NULL,
+				  "IOMMU active, GPU group type %s; CPU mappings do not go through the IOMMU",
+				  t[0] ? t : "unknown");
+	}
+
+	if (!nn) {
+		check_add(cs, "nics", V_OK, NULL,
+			  "no RDMA NIC (/sys/class/infiniband is empty): topology and ACS do not matter for CPU mappings");
+		return;
+	}
+	for (i = 0; i < ng; i++) {
+		snprintf(name, sizeof(name), "acs gpu%d", gpus[i].info.index);
+		r = gpus[i].place.known ?
+		    acs_redirects(&gpus[i].place, where, sizeof(where)) : -1;
+		if (r > 0)
+			check_add(cs, name, V_WARN,
+				  "disable ACS redirection on that bridge (setpci, or the firmware's ACS setting) for GPUDirect RDMA",
+				  "bridge %s redirects peer-to-peer requests up to the root complex",
+				  where);
+		else if (r < 0)
+			check_add(cs, name, V_WARN,
+				  "run gdrmap doctor as root to read it",
+				  "ACS above the GPU is not readable without root");
+		else
+			check_add(cs, name, V_OK, NULL,
+				  "no bridge above the GPU redirects peer-to-peer requests");
+		for (k = 0; k < nn; k++) {
+			const char *rel = pci_relation(&gpus[i].place,
+						       &nics[k].place);
+			bool near = !strcmp(rel, "PIX") || !strcmp(rel, "PXB");
+
+			snprintf(name, sizeof(name), "topo gpu%d %.24s",
+				 gpus[i].info.index, nics[k].name);
+			check_add(cs, name, near ? V_OK : V_WARN,
+				  near ? NULL :
+				  "for GPUDirect RDMA use a NIC under the same PCIe switch as the GPU (PIX or PXB)",
+				  "%s: %s at %s", rel, nics[k].name,
+				  nics[k].place.bdf);
+		}
+	}
+}
+
+static void print_text(const struct checks *cs, bool simulated)
+{
+	int i;
+
+	if (simulated)
+		printf("*** SIMULATED GPU: not real hardware ***\n");
+	for (i = 0; i < cs->n; i++) {
+		const struct check *c = &cs->c[i];
+
+		printf("[%-4s] %-22s %s\n", verdict_names[c->v], c->name,
+		       c->msg);
+		if (c->advice[0])
+			printf("       %-22s -> %s\n", "", c->advice);
+	}
+}
+
+struct report {
+	const struct opts *o;
+	const struct tcu *cu;
+	const char *cuda_why;
+	struct gpu *gpus;
+	int ng;
+	const struct nic *nics;
+	int nn;
+	const struct backend_probe *bp;
+	const char *chosen;
+	const struct checks *cs;
+	bool simulated;
+};
+
+static void json_gpus(struct json *j, const struct report *r)
+{
+	char cc[16];
+	int i;
+
+	json_arr_begin(j, "gpus");
+	for (i = 0; i < r->ng; i++) {
+		const struct gpu *g = &r->gpus[i];
+
+		json_obj_begin(j, NULL);
+		json_int(j, "index", g->info.index);
+		json_str(j, "name", g->info.name);
+		json_bool(j, "simulated", g->info.simulated);
+		json_str(j, "pci_bus_id", g->info.busid[0] ? g->info.busid : NULL);
+		json_int(j, "numa_node", g->place.numa);
+		json_str(j, "local_cpus", g->place.cpus[0] ? g->place.cpus : NULL);
+		json_int(j, "memory_bytes", (long long)g->info.memory);
+		if (g->bar) {
+			json_int(j, "bar_index", g->bar_index);
+			json_int(j, "bar_bytes", (long long)g->bar);
+		} else {
+			json_null(j, "bar_index");
+			json_null(j, "bar_bytes");
+		}
+		snprintf(cc, sizeof(cc), "%d.%d", g->info.cc_major,
+			 g->info.cc_minor);
+		json_str(j, "compute_capability", cc);
+		json_int(j, "rdma_supported", g->rdma);
+		json_int(j, "rdma_with_vmm_supported", g->rdma_vmm);
+		json_int(j, "dma_buf_supported", g->dmabuf);
+		json_int(j, "vmm_supported", g->vmm);
+		json_int(j, "posix_fd_supported", g->posix_fd);
+		json_str(j, "iommu_group_type",
+			 g->iommu_type[0] ? g->iommu_type : NULL);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void print_json(const struct report *r)
+{
+	char buf[512], ver[16];
+	struct utsname u;
+	Dl_info dl;
+	struct json j;
+	int i, k, counts[3] = { 0 }, maj = 0, min = 0;
+
+	json_init(&j, stdout);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "tool", "gdrmap");
+	json_str(&j, "command", "doctor");
+	json_str(&j, "version", GDRMAP_TOOLS_VERSION);
+	json_bool(&j, "simulated", r->simulated);
+	json_bool(&j, "gpu_present", r->cu != NULL);
+
+	json_obj_begin(&j, "host");
+	uname(&u);
+	json_str(&j, "kernel", u.release);
+	json_str(&j, "arch", u.machine);
+	cpu_model(buf, sizeof(buf));
+	json_str(&j, "cpu_model", buf);
+	json_obj_end(&j);
+
+	json_obj_begin(&j, "library");
+	gdr_runtime_get_version(&maj, &min);
+	snprintf(ver, sizeof(ver), "%d.%d", maj, min);
+	json_str(&j, "api_version", ver);
+	json_str(&j, "path", dladdr((void *)gdr_open, &dl) && dl.dli_fname ?
+			     dl.dli_fname : NULL);
+	json_obj_end(&j);
+
+	json_obj_begin(&j, "cuda");
+	json_bool(&j, "available", r->cu != NULL);
+	if (r->cu) {
+		json_int(&j, "driver_version", r->cu->driver_version);
+		json_int(&j, "device_count", r->cu->device_count);
+		json_null(&j, "error");
+	} else {
+		json_null(&j, "driver_version");
+		json_int(&j, "device_count", 0);
+		json_str(&j, "error", r->cuda_why);
+	}
+	json_obj_end(&j);
+
+	json_gpus(&j, r);
+
+	json_arr_begin(&j, "backends");
+	for (i = 0; i < NR_BACKENDS; i++) {
+		const struct backend_probe *b = &r->bp[i];
+
+		json_obj_begin(&j, NULL);
+		json_str(&j, "name", b->name);
+		json_bool(&j, "usable", b->usable);
+		json_str(&j, "reason", b->usable ? NULL : b->why);
+		json_str(&j, "fix", b->usable ? NULL : b->fix);
+		json_obj_begin(&j, "self_test");
+		json_bool(&j, "ran", b->tested);
+		json_bool(&j, "ok", b->test_ok);
+		json_str(&j, "detail", b->tested ? b->test : NULL);
+		json_obj_end(&j);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_str(&j, "default_backend", r->chosen);
+
+	json_bool(&j, "nvidia_peermem_loaded", module_loaded("nvidia_peermem"));
+	json_obj_begin(&j, "iommu");
+	json_bool(&j, "active", iommu_active());
+	iommu_cmdline(buf, sizeof(buf));
+	json_str(&j, "cmdline", buf);
+	json_obj_end(&j);
+
+	json_arr_begin(&j, "nics");
+	for (k = 0; k < r->nn; k++) {
+		json_obj_begin(&j, NULL);
+		json_str(&j, "name", r->nics[k].name);
+		json_str(&j, "pci_bus_id", r->nics[k].place.bdf);
+		json_int(&j, "numa_node", r->nics[k].place.numa);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_arr_begin(&j, "topology");
+	for (i = 0; i < r->ng; i++)
+		for (k = 0; k < r->nn; k++) {
+			json_obj_begin(&j, NULL);
+			json_int(&j, "gpu", r->gpus[i].info.index);
+			json_str(&j, "nic", r->nics[k].name);
+			json_str(&j, "relation",
+				 pci_relation(&r->gpus[i].place,
+					      &r->nics[k].place));
+			json_obj_end(&j);
+		}
+	json_arr_end(&j);
+
+	json_arr_begin(&j, "checks");
+	for (i = 0; i < r->cs->n; i++) {
+		const struct check *c = &r->cs->c[i];
+
+		counts[c->v]++;
+		json_obj_begin(&j, NULL);
+		json_str(&j, "name", c->name);
+		json_str(&j, "status", verdict_names[c->v]);
+		json_str(&j, "message", c->msg);
+		json_str(&j, "advice", c->advice[0] ? c->advice : NULL);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_begin(&j, "summary");
+	json_int(&j, "ok", counts[V_OK]);
+	json_int(&j, "warn", counts[V_WARN]);
+	json_int(&j, "fail", counts[V_FAIL]);
+	json_obj_end(&j);
+	json_finish(&j);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	static struct checks cs;
+	static struct gpu gpus[MAX_GPUS];
+	static struct nic nics[MAX_NICS];
+	struct backend_probe bp[NR_BACKENDS];
+	struct report r;
+	struct opts o;
+	char why[512], err[256];
+	const struct tcu *cu;
+	int ret, i, first, last, ng = 0, nn, maj = 0, min = 0, fails = 0;
+	Dl_info dl;
+
+	ret = opts_parse(CMD_DOCTOR, argc, argv, &o);
+	if (ret)
+		return ret == 1 ? 0 : ret;
+	memset(&r, 0, sizeof(r));
+	cs.n = 0;
+
+	gdr_runtime_get_version(&maj, &min);
+	check_add(&cs, "library", V_OK, NULL, "libgdrapi API %d.%d from %s",
+		  maj, min, dladdr((void *)gdr_open, &dl) && dl.dli_fname ?
+		  dl.dli_fname : "?");
+
+	cu = tcu_load(why, sizeof(why));
+	if (!cu) {
+		check_add(&cs, "cuda", V_WARN,
+			  "the measuring commands need a GPU; the checks below still say what this machine has",
+			  "%s", why);
+	} else {
+		check_add(&cs, "cuda", V_OK, NULL,
+			  "CUDA driver API %d.%d, %d GPU%s",
+			  cu->driver_version / 1000,
+			  cu->driver_version % 1000 / 10, cu->device_count,
+			  cu->device_count == 1 ? "" : "s");
+		first = o.device >= 0 ? o.device : 0;
+		last = o.device >= 0 ? o.device : cu->device_count - 1;
+		for (i = first; i <= last && ng < MAX_GPUS; i++) {
+			if (tcu_device_info(cu, i, &gpus[ng].info, err,
+					    sizeof(err))) {
+				check_add(&cs, "gpu", V_FAIL,
+					  "list the GPUs with nvidia-smi -L",
+					  "%s", err);
+				continue;
+			}
+			gpu_facts(cu, &gpus[ng]);
+			r.simulated |= gpus[ng].info.simulated;
+			gpu_checks(&cs, &gpus[ng]);
+			ng++;
+		}
+	}
+	nn = rdma_nics(nics, MAX_NICS);
+	probe_backends(bp, cu, ng ? gpus[0].info.index : 0);
+	backend_checks(&cs, bp, cu != NULL, &r.chosen);
+	system_checks(&cs, gpus, ng, nics, nn);
+
+	r.o = &o;
+	r.cu = cu;
+	r.cuda_why = why;
+	r.gpus = gpus;
+	r.ng = ng;
+	r.nics = nics;
+	r.nn = nn;
+	r.bp = bp;
+	r.cs = &cs;
+	if (o.json)
+		print_json(&r);
+	else
+		print_text(&cs, r.simulated);
+	for (i = 0; i < cs.n; i++)
+		fails += cs.c[i].v == V_FAIL;
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdrmap doctor's parts: checks with a verdict and one line of advice,
+ * facts read from sysfs (PCI placement, BARs, NICs, IOMMU, ACS), and the
+ * backends tried one by one through the library.
+ */
+#ifndef GDRMAP_TOOLS_DOCTOR_H
+#define GDRMAP_TOOLS_DOCTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "json.h"
+
+enum verdict { V_OK, V_WARN, V_FAIL };
+
+struct check {
+	char name[48];
+	enum verdict v;
+	char msg[400];
+	char advice[400];
+};
+
+#define MAX_CHECKS 96
+
+struct checks {
+	struct check c[MAX_CHECKS];
+	int n;
+};
+
+__attribute__((format(printf, 5, 6)))
+void check_add(struct checks *cs, const char *name, enum verdict v,
+	       const char *advice, const char *fmt, ...);
+
+/* --- sysfs (doctor_sys.c) --- */
+
+#define MAX_CHAIN 16
+
+struct pci_place {
+	char bdf[16];			/* this function */
+	char root[32];			/* host bridge, e.g. "pci0000:00" */
+	char chain[MAX_CHAIN][16];	/* PCI functions from the root down,
+					 * this one last */
+	int depth;
+	int numa;			/* -1: unknown */
+	char cpus[256];			/* local_cpulist, "" if unreadable */
+	bool known;			/* found in sysfs */
+};
+
+int pci_place(const char *bdf, struct pci_place *p);
+
+/* The size and index of the BAR that maps video memory (BAR1 on NVIDIA
+ * GPUs; the largest prefetchable one elsewhere, as on the simulated GPU);
+ * 0 if unreadable. */
+unsigned long long pci_vram_bar(const char *bdf, int *index);
+
+/* nvidia-smi topo's names: X, PIX, PXB, PHB, NODE or SYS. */
+const char *pci_relation(const struct pci_place *a, const struct pci_place *b);
+
+struct nic {
+	char name[64];			/* e.g. mlx5_0 */
+	struct pci_place place;
+};
+
+#define MAX_NICS 32
+int rdma_nics(struct nic *nics, int max);
+
+bool module_loaded(const char *name);
+
+/* IOMMU: whether any is active, and a function's group type
+ * ("identity", "DMA", "DMA-FQ", ...; "" if unknown). */
+bool iommu_active(void);
+void iommu_group_type(const char *bdf, char *buf, size_t len);
+
+/*
+ * ACS on the bridges above bdf: 1 if some bridge redirects peer-to-peer
+ * requests upstream (names it in where), 0 if none does, -1 if a bridge's
+ * extended config space is not readable (root is needed).
+ */
+int acs_redirects(const struct pci_place *p, char *where, size_t len);
+
+#endif /* GDRMAP_TOOLS_DOCTOR_H */
+
+/* --- backends (doctor_backend.c) --- */
+
+struct tcu;
+
+struct backend_probe {
+	const char *name;
+	bool usable;
+	char why[512];		/* the library's reason, if not usable */
+	char fix[400];
+	int drv_major, drv_minor;	/* gdr_driver_get_version */
+	bool tested;		/* the self-test ran ... */
+	bool test_ok;		/* ... and moved the right bytes */
+	char test[320];		/* what it did or why it failed */
+};
+
+#define NR_BACKENDS 3
+
+/*
+ * gdr_open with each backend forced in turn (GDRMAP_BACKEND), the
+ * library's log captured to explain refusals; for each usable one, if
+ * CUDA works, a pin/map/copy self-test on device dev.  Call before any
+ * other use of the library in the process: its logging is configured
+ * once.
+ */
+void probe_backends(struct backend_probe *bp, const struct tcu *cu, int dev);

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+/*
+ * doctor's backend probe: each backend forced in turn through the public
+ * API, with the library's own explanation captured from its log, and a
+ * short self-test of every backend that opens.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cudaload.h"
+#include "doctor.h"
+#include "session.h"
+
+static const char *const names[NR_BACKENDS] = { "gdrdrv", "dmabuf",
+						"vulkan" };
+
+/* The library logs to fd 2; divert it into a temporary file. */
+static int saved_fd = -1;
+static FILE *cap;
+
+static void capture_begin(void)
+{
+	fflush(stderr);
+	cap = tmpfile();
+	if (!cap)
+		return;
+	saved_fd = dup(2);
+	if (saved_fd < 0 || dup2(fileno(cap), 2) < 0) {
+		fclose(cap);
+		cap = NULL;
+	}
+}
+
+/* Stop diverting; the text captured, in buf. */
+static void capture_end(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (!cap)
+		return;
+	fflush(stderr);
+	dup2(saved_fd, 2);
+	close(saved_fd);
+	rewind(cap);
+	n = fread(buf, 1, len - 1, cap);
+	buf[n] = 0;
+	fclose(cap);
+	cap = NULL;
+}
+
+/* The reason after "not usable: " on the first such line of the log. */
+static void reason_from_log(const char *log, char *why, size_t len)
+{
+	const char *p = strstr(log, "not usable: "), *end;
+
+	if (!p)
+		return;
+	p += strlen("not usable: ");
+	end = strchr(p, '\n');
+	snprintf(why, len, "%.*s", (int)(end ? end - p : (long)strlen(p)), p);
+}
+
+static void advise_gdrdrv(struct backend_probe *b)
+{
+	if (!module_loaded("gdrdrv"))
+		snprintf(b->fix, sizeof(b->fix),
+			 "load the module: sudo modprobe gdrdrv (gdrmap's or NVIDIA's); where only signed modules load, use a module-free backend");
+	else if (access("/dev/gdrdrv", F_OK))
+		snprintf(b->fix, sizeof(b->fix),
+			 "gdrdrv is loaded but /dev/gdrdrv is missing: reload the module, or mknod it with the major number from /proc/devices");
+	else if (access("/dev/gdrdrv", R_OK | W_OK))
+		snprintf(b->fix, sizeof(b->fix),
+			 "no permission on /dev/gdrdrv: join its group (ls -l /dev/gdrdrv) or install gdrmap's udev rule");
+	else
+		snprintf(b->fix, sizeof(b->fix),
+			 "see the reason; GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1 shows every step");
+}
+
+static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu)
+{
+	int attr = 0;
+
+	if (!cu) {
+		snprintf(b->fix, sizeof(b->fix),
+			 "needs CUDA and a GPU (an NVIDIA driver with CUDA 13.3 or newer)");
+		return;
+	}
+	cu->DeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0);
+	if (!attr)
+		snprintf(b->fix, sizeof(b->fix),
+			 "the driver exports no dma-buf for this GPU: use NVIDIA's open kernel modules and a CUDA 13.3+ driver, or gdrdrv or vulkan");
+	else if (cu->driver_version < 13030)
+		snprintf(b->fix, sizeof(b->fix),
+			 "CPU mmap of a dma-buf needs a CUDA 13.3+ driver (this one is CUDA %d.%d): upgrade the driver, or use gdrdrv or vulkan",
+			 cu->driver_version / 1000, cu->driver_version % 1000 / 10);
+	else
+		snprintf(b->fix, sizeof(b->fix),
+			 "see the reason; GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1 shows every step");
+}
+
+static void advise_vulkan(struct backend_probe *b, const struct tcu *cu)
+{
+	void *vk;
+	int fd_ok = 1;
+
+	if (!cu) {
+		snprintf(b->fix, sizeof(b->fix), "needs CUDA and a GPU");
+		return;
+	}
+	vk = dlopen("libvulkan.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (!vk) {
+		snprintf(b->fix, sizeof(b->fix),
+			 "no Vulkan loader: sudo apt-get install libvulkan1 (the NVIDIA driver provides the Vulkan ICD)");
+		return;
+	}
+	dlclose(vk);
+	cu->DeviceGetAttribute(&fd_ok,
+		CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 0);
+	if (strstr(b->why, "host-visible"))
+		snprintf(b->fix, sizeof(b->fix),
+			 "no device-local host-visible Vulkan memory type: enable Resizable BAR (large BAR1) in the firmware, or use gdrdrv");
+	else if (strstr(b->why, "ICD") || strstr(b->why, "sees no GPU"))
+		snprintf(b->fix, sizeof(b->fix),
+			 "the Vulkan loader finds no NVIDIA driver: install the driver's Vulkan ICD or set VK_DRIVER_FILES=/path/to/nvidia_icd.json");
+	else if (!fd_ok)
+		snprintf(b->fix, sizeof(b->fix),
+			 "CUDA cannot export this GPU's memory as a file descriptor: the vulkan backend cannot import it; use gdrdrv");
+	else
+		snprintf(b->fix, sizeof(b->fix),
+			 "see the reason; GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1 shows every step");
+}
+
+#define TEST_ALLOC	(2UL << 20)
+#define TEST_SIZE	(64UL << 10)
+
+/* Pin, map and move TEST_SIZE bytes both ways, checked with cuMemcpy. */
+static void self_test(struct backend_probe *b, gdr_t g, const struct tcu *cu,
+		      int dev)
+{
+	unsigned char *ref = malloc(TEST_SIZE), *got = malloc(TEST_SIZE);
+	unsigned long base = 0;
+	const char *type = "?";
+	gdr_info_t info;
+	gdr_mh_t mh;
+	void *map = NULL;
+	char *p;
+	size_t i;
+	int err;
+
+	b->tested = true;
+	if (!ref || !got) {
+		snprintf(b->test, sizeof(b->test), "out of memory");
+		goto out;
+	}
+	if (!gdrmap_mem_alloc || (err = gdrmap_mem_alloc(dev, TEST_ALLOC, &base))) {
+		snprintf(b->test, sizeof(b->test), "gdrmap_mem_alloc failed");
+		base = 0;
+		goto out;
+	}
+	err = gdr_pin_buffer(g, base, TEST_SIZE, 0, 0, &mh);
+	if (err) {
+		snprintf(b->test, sizeof(b->test), "gdr_pin_buffer: %s",
+			 strerror(err));
+		goto out;
+	}
+	err = gdr_map(g, mh, &map, TEST_SIZE);
+	if (!err)
+		err = gdr_get_info(g, mh, &info);
+	if (err) {
+		snprintf(b->test, sizeof(b->test), "gdr_map: %s", strerror(err));
+		goto unpin;
+	}
+	gdr_get_mapping_type_string(info.mapping_type, &type);
+	p = (char *)map + (base - info.va);
+	for (i = 0; i < TEST_SIZE; i++)
+		ref[i] = (unsigned char)(i * 131 + 7);
+	gdr_copy_to_mapping(mh, p, ref, TEST_SIZE);
+	if (cu->MemcpyDtoH(got, base, TEST_SIZE) != CUDA_SUCCESS ||
+	    memcmp(ref, got, TEST_SIZE)) {
+		snprintf(b->test, sizeof(b->test),
+			 "bytes written through the mapping are not what cuMemcpyDtoH reads");
+		goto unmap;
+	}
+	for (i = 0; i < TEST_SIZE; i++)
+		ref[i] = (unsigned char)(i * 37 + 1);
+	if (cu->MemcpyHtoD(base, ref, TEST_SIZE) != CUDA_SUCCESS ||
+	    cu->CtxSynchronize() != CUDA_SUCCESS) {
+		snprintf(b->test, sizeof(b->test), "cuMemcpyHtoD failed");
+		goto unmap;
+	}
+	gdr_copy_from_mapping(mh, got, p, TEST_SIZE);
+	if (memcmp(ref, got, TEST_SIZE)) {
+		snprintf(b->test, sizeof(b->test),
+			 "bytes read through the mapping are not what cuMemcpyHtoD wrote");
+		goto unmap;
+	}
+	b->test_ok = true;
+	snprintf(b->test, sizeof(b->test),
+		 "pinned, mapped (%s) and moved 64 KiB both ways, checked with cuMemcpy",
+		 type);
+unmap:
+	gdr_unmap(g, mh, map, TEST_SIZE);
+unpin:
+	gdr_unpin_buffer(g, mh);
+out:
+	if (base && gdrmap_mem_free)
+		gdrmap_mem_free(base);
+	free(ref);
+	free(got);
+}
+
+void probe_backends(struct backend_probe *bp, const struct tcu *cu, int dev)
+{
+	static const char *const vars[] = { "GDRMAP_BACKEND",
+		"GDRCOPY_ENABLE_LOGGING", "GDRCOPY_LOG_LEVEL" };
+	char *saved[3], log[8192];
+	CUcontext ctx = NULL;
+	CUdevice cudev;
+	gdr_t g;
+	int i, err;
+
+	for (i = 0; i < 3; i++) {
+		const char *v = getenv(vars[i]);
+
+		saved[i] = v ? strdup(v) : NULL;
+	}
+	/* Read once by the library, at its first message. */
+	setenv("GDRCOPY_ENABLE_LOGGING", "1", 1);
+	setenv("GDRCOPY_LOG_LEVEL", "2", 1);
+	if (cu && cu->DeviceGet(&cudev, dev) == CUDA_SUCCESS &&
+	    cu->DevicePrimaryCtxRetain(&ctx, cudev) == CUDA_SUCCESS)
+		cu->CtxSetCurrent(ctx);
+	for (i = 0; i < NR_BACKENDS; i++) {
+		struct backend_probe *b = &bp[i];
+
+		memset(b, 0, sizeof(*b));
+		b->name = names[i];
+		setenv("GDRMAP_BACKEND", names[i], 1);
+		capture_begin();
+		errno = 0;
+		g = gdr_open();
+		err = errno;
+		if (g) {
+			b->usable = true;
+			gdr_driver_get_version(g, &b->drv_major, &b->drv_minor);
+			if (ctx)
+				self_test(b, g, cu, dev);
+			gdr_close(g);
+		}
+		capture_end(log, sizeof(log));
+		if (b->usable)
+			continue;
+		snprintf(b->why, sizeof(b->why), "gdr_open failed: %s",
+			 strerror(err ? err : ENODEV));
+		reason_from_log(log, b->why, sizeof(b->why));
+		if (i == 0)
+			advise_gdrdrv(b);
+		else if (i == 1)
+			advise_dmabuf(b, cu);
+		else
+			advise_vulkan(b, cu);
+	}
+	for (i = 0; i < 3; i++) {
+		if (saved[i])
+			setenv(vars[i], saved[i], 1);
+		else
+			unsetenv(vars[i]);
+		free(saved[i]);
+	}
+	if (ctx) {
+		cu->CtxSetCurrent(NULL);
+		cu->DevicePrimaryCtxRelease(cudev);
+	}
+}

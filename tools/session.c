@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: MIT
+/* Set-up shared by the measuring subcommands (session.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+#include "stats.h"
+
+const char *const backend_names[] = { "unknown", "gdrdrv", "dmabuf",
+				      "vulkan" };
+
+int fail(const struct opts *o, int code, const char *fmt, ...)
+{
+	char msg[1024];
+	struct json j;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "gdrmap %s: %s\n", cmd_names[o->cmd], msg);
+	if (o->json) {
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "tool", "gdrmap");
+		json_str(&j, "command", cmd_names[o->cmd]);
+		json_str(&j, "error", msg);
+		json_int(&j, "exit_code", code);
+		json_finish(&j);
+	}
+	return code;
+}
+
+int session_open(struct session *s, const struct opts *o)
+{
+	char why[512], e[160];
+	CUcontext ctx;
+	CUresult res;
+	int b = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->o = o;
+	s->cpu = -1;
+	s->cu = tcu_load(why, sizeof(why));
+	if (!s->cu)
+		return fail(o, EXIT_CANNOT, "%s", why);
+	if (tcu_device_info(s->cu, o->device, &s->gpu, why, sizeof(why)))
+		return fail(o, EXIT_CANNOT, "%s", why);
+	if (cpus_choose(o->cpus, s->gpu.busid[0] ? s->gpu.busid : NULL,
+			&s->cpus, why, sizeof(why)))
+		return fail(o, EXIT_USAGE, "%s", why);
+	res = s->cu->DeviceGet(&s->dev, o->device);
+	if (res == CUDA_SUCCESS)
+		res = s->cu->DevicePrimaryCtxRetain(&ctx, s->dev);
+	if (res != CUDA_SUCCESS)
+		return fail(o, EXIT_CANNOT, "no CUDA context on device %d: %s",
+			    o->device, tcu_error(res, e, sizeof(e)));
+	s->ctx_retained = true;
+	s->ctx = ctx;
+	res = s->cu->CtxSetCurrent(ctx);
+	if (res != CUDA_SUCCESS)
+		return fail(o, EXIT_CANNOT, "cuCtxSetCurrent: %s",
+			    tcu_error(res, e, sizeof(e)));
+	s->g = gdr_open();
+	if (!s->g)
+		return fail(o, EXIT_CANNOT,
+			    "gdr_open failed (%s): no gdrmap backend is usable here; 'gdrmap doctor' says why and how to fix it",
+			    strerror(errno ? errno : ENODEV));
+	if (gdr_get_attribute(s->g, GDRMAP_ATTR_BACKEND, &b) || b < 1 || b > 3)
+		b = 0;
+	s->backend = backend_names[b];
+	/* Only now: threads CUDA and the backends start inherit the
+	 * affinity of the thread that starts them, and should not share
+	 * the measuring CPU. */
+	if (s->cpus.n) {
+		s->cpu = s->cpus.cpu[0];
+		if (pin_thread(s->cpu))
+			return fail(o, EXIT_CANNOT, "cannot run on CPU %d",
+				    s->cpu);
+	}
+	s->timer_ns = timer_overhead_ns();
+	return 0;
+}
+
+void session_close(struct session *s)
+{
+	if (s->g)
+		gdr_close(s->g);
+	s->g = NULL;
+	if (s->ctx_retained) {
+		s->cu->CtxSetCurrent(NULL);
+		s->cu->DevicePrimaryCtxRelease(s->dev);
+		s->ctx_retained = false;
+	}
+}
+
+static int buf_alloc(struct session *s, struct gpubuf *b, size_t size)
+{
+	const struct opts *o = s->o;
+	char e[160];
+	CUresult res;
+	int err;
+
+	if (o->alloc == ALLOC_CUMEMALLOC) {
+		res = s->cu->MemAlloc(&b->base, size);
+		if (res != CUDA_SUCCESS)
+			return fail(o, EXIT_CANNOT, "cuMemAlloc(%zu): %s", size,
+				    tcu_error(res, e, sizeof(e)));
+		return 0;
+	}
+	if (!gdrmap_mem_alloc)
+		return fail(o, EXIT_CANNOT,
+			    "this libgdrapi.so.2 has no gdrmap_mem_alloc (it is not gdrmap's): use -a cumemalloc");
+	err = gdrmap_mem_alloc(o->device, size, (unsigned long *)&b->base);
+	if (err)
+		return fail(o, EXIT_CANNOT,
+			    "gdrmap_mem_alloc(%zu): %s (GDRCOPY_ENABLE_LOGGING=1 says more)",
+			    size, strerror(err));
+	return 0;
+}
+
+int gpubuf_open(struct session *s, struct gpubuf *b, size_t size, size_t off)
+{
+	const struct opts *o = s->o;
+	unsigned long addr;
+	int err;
+
+	memset(b, 0, sizeof(*b));
+	b->size = size;
+	if (off >= size)
+		return fail(o, EXIT_USAGE, "offset %zu leaves nothing of %zu bytes",
+			    off, size);
+	err = buf_alloc(s, b, size);
+	if (err)
+		return err;
+	b->allocated = true;
+	addr = (unsigned long)b->base + off;
+	err = gdr_pin_buffer(s->g, addr, size - off, 0, 0, &b->mh);
+	if (err)
+		return fail(o, EXIT_CANNOT,
+			    "gdr_pin_buffer(%zu bytes, %s memory, %s backend): %s%s",
+			    size - off, alloc_names[o->alloc], s->backend,
+			    strerror(err),
+			    o->alloc == ALLOC_CUMEMALLOC && strcmp(s->backend, "gdrdrv") ?
+			    "; the module-free backends pin -a vmm memory only" : "");
+	b->pinned = true;
+	err = gdr_get_info(s->g, b->mh, &b->info);
+	if (err)
+		return fail(o, EXIT_CANNOT, "gdr_get_info: %s", strerror(err));
+	err = gdr_map_v2(s->g, b->mh, &b->map, size - off, o->map_flags);
+	if (err)
+		return fail(o, EXIT_CANNOT, "gdr_map_v2(%s): %s",
+			    map_flag_names[o->map_flags], strerror(err));
+	b->mapped = true;
+	b->map_len = size - off;
+	/* The mapping starts at info.va, the pinned window's start. */
+	err = gdr_get_info(s->g, b->mh, &b->info);
+	if (err)
+		return fail(o, EXIT_CANNOT, "gdr_get_info: %s", strerror(err));
+	b->cpu = (char *)b->map - (b->info.va - (unsigned long)b->base);
+	if (gdr_get_mapping_type_string(b->info.mapping_type, &b->map_type))
+		b->map_type = "unknown";
+	return 0;
+}
+
+void gpubuf_close(struct session *s, struct gpubuf *b)
+{
+	if (b->mapped)
+		gdr_unmap(s->g, b->mh, b->map, b->map_len);
+	if (b->pinned)
+		gdr_unpin_buffer(s->g, b->mh);
+	if (b->allocated) {
+		if (s->o->alloc == ALLOC_CUMEMALLOC)
+			s->cu->MemFree(b->base);
+		else if (gdrmap_mem_free)
+			gdrmap_mem_free((unsigned long)b->base);
+	}
+	memset(b, 0, sizeof(*b));
+}
+
+static void fill_random(unsigned char *p, size_t n, unsigned int *seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)(rand_r(seed) >> 5);
+}
+
+static long first_diff(const unsigned char *a, const unsigned char *b,
+		       size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return (long)i;
+	return -1;
+}
+
+int verify_both_ways(struct session *s, struct gpubuf *b, size_t off,
+		     size_t n, char *err, size_t errlen)
+{
+	static unsigned int seed = 20261121;
+	unsigned char *ref = malloc(n ? n : 1), *got = malloc(n ? n : 1);
+	int ret = EXIT_CANNOT, e;
+	CUresult res;
+	long bad;
+
+	if (!ref || !got) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	/* CPU -> GPU: through the mapping, read back by cuMemcpyDtoH. */
+	fill_random(ref, n, &seed);
+	e = gdr_copy_to_mapping(b->mh, b->cpu + off, ref, n);
+	if (e) {
+		snprintf(err, errlen, "gdr_copy_to_mapping: %s", strerror(e));
+		goto out;
+	}
+	res = s->cu->MemcpyDtoH(got, b->base + off, n);
+	if (res != CUDA_SUCCESS) {
+		snprintf(err, errlen, "cuMemcpyDtoH failed (%d)", res);
+		goto out;
+	}
+	bad = first_diff(ref, got, n);
+	if (bad >= 0) {
+		snprintf(err, errlen,
+			 "wrong data: %zu bytes written at offset %zu through the mapping, cuMemcpyDtoH sees byte %ld differ",
+			 n, off, bad);
+		ret = EXIT_WRONG;
+		goto out;
+	}
+	/* GPU -> CPU: cuMemcpyHtoD, read through the mapping.  From
+	 * pageable memory the copy may return before it lands. */
+	fill_random(ref, n, &seed);
+	res = s->cu->MemcpyHtoD(b->base + off, ref, n);
+	if (res == CUDA_SUCCESS)
+		res = s->cu->CtxSynchronize();
+	if (res != CUDA_SUCCESS) {
+		snprintf(err, errlen, "cuMemcpyHtoD failed (%d)", res);
+		goto out;
+	}
+	memset(got, 0, n);
+	e = gdr_copy_from_mapping(b->mh, got, b->cpu + off, n);
+	if (e) {
+		snprintf(err, errlen, "gdr_copy_from_mapping: %s", strerror(e));
+		goto out;
+	}
+	bad = first_diff(ref, got, n);
+	if (bad >= 0) {
+		snprintf(err, errlen,
+			 "wrong data: %zu bytes written at offset %zu by cuMemcpyHtoD, read through the mapping, differ at byte %ld",
+			 n, off, bad);
+		ret = EXIT_WRONG;
+		goto out;
+	}
+	ret = 0;
+out:
+	free(ref);
+	free(got);
+	return ret;
+}
+
+void session_json_header(struct json *j, const struct session *s,
+			 const struct gpubuf *b)
+{
+	json_str(j, "tool", "gdrmap");
+	json_str(j, "command", cmd_names[s->o->cmd]);
+	json_str(j, "version", GDRMAP_TOOLS_VERSION);
+	json_bool(j, "simulated", s->gpu.simulated);
+	json_obj_begin(j, "device");
+	json_int(j, "index", s->gpu.index);
+	json_str(j, "name", s->gpu.name);
+	json_str(j, "pci_bus_id", s->gpu.busid[0] ? s->gpu.busid : NULL);
+	json_int(j, "memory_bytes", (long long)s->gpu.memory);
+	json_int(j, "cuda_driver_version", s->cu->driver_version);
+	json_obj_end(j);
+	json_str(j, "backend", s->backend);
+	json_str(j, "allocation", alloc_names[s->o->alloc]);
+	json_str(j, "map_flag", map_flag_names[s->o->map_flags]);
+	json_str(j, "mapping_type", b && b->map_type ? b->map_type : NULL);
+	json_obj_begin(j, "cpus");
+	json_str(j, "list", s->cpus.n ? s->cpus.list : NULL);
+	json_str(j, "source", s->cpus.source);
+	if (s->cpu >= 0)
+		json_int(j, "measuring_cpu", s->cpu);
+	else
+		json_null(j, "measuring_cpu");
+	json_obj_end(j);
+	json_num(j, "timer_overhead_ns", s->timer_ns);
+}
+
+void session_print_header(const struct session *s, const struct gpubuf *b)
+{
+	if (s->gpu.simulated)
+		printf("*** SIMULATED GPU: '%s' is not real hardware; no figure below is performance data ***\n",
+		       s->gpu.name);
+	printf("gdrmap %s: GPU %d %s (%s), CUDA driver %d\n",
+	       cmd_names[s->o->cmd], s->gpu.index, s->gpu.name,
+	       s->gpu.busid[0] ? s->gpu.busid : "bus id unknown",
+	       s->cu->driver_version);
+	printf("backend %s, %s memory, mapping %s (asked: %s)\n", s->backend,
+	       alloc_names[s->o->alloc], b && b->map_type ? b->map_type : "-",
+	       map_flag_names[s->o->map_flags]);
+	if (s->cpu >= 0)
+		printf("CPUs %s (%s), measuring on CPU %d; reading the clock costs %.0f ns, included in every figure\n",
+		       s->cpus.list, s->cpus.source, s->cpu, s->timer_ns);
+	else
+		printf("CPUs not chosen (%s); reading the clock costs %.0f ns, included in every figure\n",
+		       s->cpus.note, s->timer_ns);
+}
+
+void *host_alloc(struct session *s, size_t n, bool *pinned)
+{
+	void *p = NULL;
+
+	*pinned = s->cu->MemAllocHost(&p, n) == CUDA_SUCCESS && p;
+	if (!*pinned && posix_memalign(&p, 4096, n))
+		return NULL;
+	memset(p, 0, n);
+	return p;
+}
+
+void host_free(struct session *s, void *p, bool pinned)
+{
+	if (pinned)
+		s->cu->MemFreeHost(p);
+	else
+		free(p);
+}

@@ -1,0 +1,54 @@
+# tools/: the gdrmap command.  It links the shared library as any
+# application does (public API only; gdrmap's extensions are weak, so it
+# also runs against another libgdrapi.so.2) and finds it at run time next
+# to itself: $ORIGIN/../lib is build/lib in the tree and PREFIX/lib when
+# installed.  TOOLS_RPATH= drops the run path (packages).
+
+TOOLS_SRCS := $(filter-out tools/gdrmap.c,$(wildcard tools/*.c))
+TOOLS_OBJS := $(patsubst %.c,$(O)/%.o,$(TOOLS_SRCS))
+GDRMAP_BIN := $(O)/tools/gdrmap
+TOOLS_RPATH ?= $$ORIGIN/../lib
+ifneq ($(TOOLS_RPATH),)
+TOOLS_LDRPATH = -Wl,-rpath,'$(TOOLS_RPATH)'
+endif
+TOOLS_CFLAGS = $(ALL_CFLAGS) -Itools -fvisibility=default
+
+$(O)/tools/%.o: tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOLS_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(GDRMAP_BIN): $(O)/tools/gdrmap.o $(TOOLS_OBJS) | lib
+	$(CC) $(SANFLAGS) -o $@ $^ -L$(O)/lib -lgdrapi \
+		$(TOOLS_LDRPATH) -ldl -lpthread -lm
+
+# The JSON checker the tests (and the VM's checks) use: no python there.
+JSONQ_BIN := $(O)/tools/tests/jsonq
+$(JSONQ_BIN): tools/tests/jsonq.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -lm
+
+# Unit tests of the pure parts, linked with the tools' objects.
+TOOLS_UNIT := $(O)/tools/tests/test_units
+$(TOOLS_UNIT): tools/tests/test_units.c $(TOOLS_OBJS) | lib
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOLS_CFLAGS) -Itests/common -o $@ $^ -L$(O)/lib -lgdrapi \
+		$(TOOLS_LDRPATH) -ldl -lpthread -lm
+
+TOOLS_TESTS := $(TOOLS_UNIT) $(wildcard tools/tests/test_*.sh)
+
+.PHONY: tools tools-tests check-tools
+tools: $(GDRMAP_BIN) $(JSONQ_BIN)
+all: tools
+tools-tests: tools $(TOOLS_UNIT)
+
+# Host suite: help, bad input, doctor without a GPU, clean failures.
+check-tools: tools-tests
+	@echo "== gdrmap command (tools/tests)"
+	GDRMAP=$(abspath $(GDRMAP_BIN)) JSONQ=$(abspath $(JSONQ_BIN)) \
+		tests/run-tests.sh -t 120 -s $(CHECK_SUMMARY) $(TOOLS_TESTS)
+
+CHECK_SUITES += check-tools
+
+# `make install` installs $(GDRMAP_BIN) (packaging/install.mk, install-tools).
+
+-include $(TOOLS_OBJS:.o=.d) $(O)/tools/gdrmap.d
