@@ -1,0 +1,99 @@
+#!/bin/sh
+# gdrmap doctor: runs anywhere (no GPU, no root), exits 0 unless a check
+# failed, and its JSON has every documented key, consistent with its text.
+. "$(dirname "$0")/lib.sh"
+
+run_rc text "$GDRMAP" doctor
+expect "doctor exits 0 or 1 (got $rc)" rc_in $rc 0 1
+text_rc=$rc
+expect "doctor prints checks" grep -q '^\[ok  \] library' "$OUT/text.out"
+expect "doctor writes nothing on stderr" [ ! -s "$OUT/text.err" ]
+
+run_rc json "$GDRMAP" doctor --json
+f=$OUT/json.out
+expect "doctor --json exits as the text run did" [ $rc = $text_rc ]
+expect "doctor --json is valid JSON" "$JSONQ" "$f"
+expect "doctor --json has the documented keys" jq_has "$f" \
+	.tool .command .version .simulated .gpu_present \
+	.host.kernel .host.arch .host.cpu_model \
+	.library.api_version .library.path \
+	.cuda.available .cuda.driver_version .cuda.device_count .cuda.error \
+	.gpus .backends .default_backend .nvidia_peermem_loaded \
+	.iommu.active .iommu.cmdline .nics .topology .checks \
+	.summary.ok .summary.warn .summary.fail
+expect "command is doctor" jq_is "$f" .command doctor
+expect "tool is gdrmap" jq_is "$f" .tool gdrmap
+expect "three backends" jq_is "$f" .backends# 3
+i=0
+for b in gdrdrv dmabuf vulkan; do
+	expect "backend $i is $b" jq_is "$f" ".backends[$i].name" $b
+	expect "backend $b has its keys" jq_has "$f" ".backends[$i].usable" \
+		".backends[$i].reason" ".backends[$i].fix" \
+		".backends[$i].self_test.ran" ".backends[$i].self_test.ok"
+	if [ "$("$JSONQ" "$f" ".backends[$i].usable")" = false ]; then
+		expect "unusable $b says why" [ "$("$JSONQ" "$f" ".backends[$i].reason")" != null ]
+		expect "unusable $b says what to do" [ "$("$JSONQ" "$f" ".backends[$i].fix")" != null ]
+	fi
+	i=$((i + 1))
+done
+
+# Every check: a name, a verdict, a message; the summary counts them.
+n=$("$JSONQ" "$f" .checks#)
+expect "some checks ran" [ "$n" -gt 3 ]
+okc=0 warnc=0 failc=0 i=0
+while [ $i -lt "$n" ]; do
+	s=$("$JSONQ" "$f" ".checks[$i].status")
+	case $s in
+	ok) okc=$((okc + 1)) ;;
+	warn) warnc=$((warnc + 1)) ;;
+	fail) failc=$((failc + 1)) ;;
+	*) bad "check $i has status '$s'" ;;
+	esac
+	expect "check $i has a message" [ -n "$("$JSONQ" "$f" ".checks[$i].message")" ]
+	if [ "$s" != ok ]; then
+		expect "check $i ($s) gives advice" [ "$("$JSONQ" "$f" ".checks[$i].advice")" != null ]
+	fi
+	i=$((i + 1))
+done
+expect "summary.ok counts" jq_is "$f" .summary.ok $okc
+expect "summary.warn counts" jq_is "$f" .summary.warn $warnc
+expect "summary.fail counts" jq_is "$f" .summary.fail $failc
+expect "exit status follows failed checks" [ $((failc > 0)) = "$rc" ]
+lines=$(grep -c '^\[' "$OUT/text.out")
+expect "text and JSON list the same checks ($lines, $n)" [ "$lines" = "$n" ]
+
+if [ "$("$JSONQ" "$f" .gpu_present)" = false ]; then
+	# This machine has no GPU: doctor must say so and still succeed.
+	expect "no GPU: exit 0" [ $rc = 0 ]
+	expect "no GPU: cuda.available false" jq_is "$f" .cuda.available false
+	expect "no GPU: no gpus listed" jq_is "$f" .gpus# 0
+	expect "no GPU: the cuda check warns" jq_is "$f" '.checks[1].status' warn
+	expect "no GPU: and says 'no GPU'" grep -q "no GPU" "$OUT/text.out"
+	expect "no GPU: no backend chosen" jq_is "$f" .default_backend null
+else
+	g=$("$JSONQ" "$f" .gpus#)
+	expect "GPU present: listed" [ "$g" -ge 1 ]
+	expect "GPU 0 has its keys" jq_has "$f" .gpus[0].name \
+		.gpus[0].pci_bus_id .gpus[0].numa_node .gpus[0].local_cpus \
+		.gpus[0].bar_bytes .gpus[0].memory_bytes \
+		.gpus[0].rdma_supported .gpus[0].simulated
+	if [ "$("$JSONQ" "$f" .gpus[0].simulated)" = true ]; then
+		expect "simulated GPU: top-level simulated" jq_is "$f" .simulated true
+		expect "simulated GPU: banner" grep -q SIMULATED "$OUT/text.out"
+	fi
+fi
+
+# One GPU asked for that does not exist: a failed check, not a crash.
+if [ "$("$JSONQ" "$f" .gpu_present)" = true ]; then
+	run_rc nogpu "$GDRMAP" doctor --json -d 1000
+	expect "doctor -d 1000 exits 1" [ $rc = 1 ]
+	expect "doctor -d 1000 is valid JSON" "$JSONQ" "$OUT/nogpu.out"
+fi
+
+# Runs without write access to anything and with a hostile environment.
+run_rc env env GDRMAP_BACKEND=nonsense GDRCOPY_ENABLE_LOGGING=1 \
+	"$GDRMAP" doctor --json
+expect "doctor with GDRMAP_BACKEND=nonsense exits 0/1" rc_in $rc 0 1
+expect "... and its JSON is valid" "$JSONQ" "$OUT/env.out"
+
+done_tests

@@ -1,0 +1,132 @@
+#!/bin/sh
+# The measuring subcommands.  Without a GPU each fails cleanly: exit 1, a
+# "no GPU" message, and with --json one JSON document with "error".  With
+# a GPU (real, or the VM's simulated one) each runs a small configuration
+# and its JSON is checked for shape and for data moved correctly
+# ("verified": true); on a simulated GPU, for the "simulated" label.
+# Speed is never checked.
+. "$(dirname "$0")/lib.sh"
+
+cmds="copylat copybw apiperf pplat"
+
+"$GDRMAP" doctor --json >"$OUT/doctor.json" 2>/dev/null
+gpu=$("$JSONQ" "$OUT/doctor.json" .gpu_present)
+sim=$("$JSONQ" "$OUT/doctor.json" .simulated)
+backend=$("$JSONQ" "$OUT/doctor.json" .default_backend)
+
+if [ "$gpu" != true ] || [ "$backend" = null ]; then
+	why="no GPU"
+	[ "$gpu" = true ] && why="no usable backend"
+	for c in $cmds; do
+		run_rc t "$GDRMAP" $c
+		expect "$c without a GPU exits 1 (got $rc)" [ $rc = 1 ]
+		expect "$c without a GPU says $why" grep -Eq "$why|gdr_open failed" "$OUT/t.err"
+		expect "$c without a GPU prints no table" [ ! -s "$OUT/t.out" ]
+		run_rc j "$GDRMAP" $c --json
+		expect "$c --json without a GPU exits 1" [ $rc = 1 ]
+		expect "$c --json without a GPU is valid JSON" "$JSONQ" "$OUT/j.out"
+		expect "$c --json without a GPU has the error" jq_has "$OUT/j.out" .error .exit_code
+		expect "$c --json names itself" jq_is "$OUT/j.out" .command $c
+		expect "$c --json exit_code 1" jq_is "$OUT/j.out" .exit_code 1
+	done
+	done_tests
+fi
+
+# A GPU: every command, small, with --json and as text.
+header() {
+	f=$1
+	c=$2
+	expect "$c JSON valid" "$JSONQ" "$f"
+	expect "$c JSON header" jq_has "$f" .tool .command .version \
+		.simulated .device.name .device.pci_bus_id .backend \
+		.allocation .mapping_type .cpus.source .timer_overhead_ns .verified
+	expect "$c command" jq_is "$f" .command $c
+	expect "$c simulated label" jq_is "$f" .simulated "$sim"
+	expect "$c data verified" jq_is "$f" .verified true
+}
+
+stats() {	# FILE PATH: p0 <= p50 <= p99 <= max, all numbers
+	expect "$2 has numbers" jq_num "$1" "$2.p0"
+	expect "$2 has p50" jq_num "$1" "$2.p50"
+	expect "$2 has p99" jq_num "$1" "$2.p99"
+	expect "$2 has n" jq_num "$1" "$2.n"
+}
+
+run_rc cl "$GDRMAP" copylat --json -s 64K -w 20 -r 20 -o 3
+f=$OUT/cl.out
+expect "copylat exits 0 (got $rc: $(cat "$OUT/cl.err"))" [ $rc = 0 ]
+header "$f" copylat
+expect "copylat: 17 sizes, 1 B to 64 KiB" jq_is "$f" .results# 17
+expect "copylat: first size 1" jq_is "$f" '.results[0].size' 1
+expect "copylat: last size 65536" jq_is "$f" '.results[16].size' 65536
+expect "copylat: offset 3" jq_is "$f" .offset 3
+for m in gdr_copy_to_mapping cuMemcpyHtoD gdr_copy_from_mapping cuMemcpyDtoH; do
+	stats "$f" ".results[5].$m"
+done
+expect "copylat: every size verified" [ "$(grep -c '"verified": true' "$f")" = 18 ]
+
+run_rc cold "$GDRMAP" copylat --json -s 4K -w 5 -r 5 --cold
+expect "copylat --cold exits 0" [ $rc = 0 ]
+expect "copylat --cold labelled" jq_is "$OUT/cold.out" .cold_cache true
+
+run_rc bw "$GDRMAP" copybw --json -s 1M -c 768K -o 64 -w 3 -r 3 -t 3
+f=$OUT/bw.out
+expect "copybw exits 0 (got $rc: $(cat "$OUT/bw.err"))" [ $rc = 0 ]
+header "$f" copybw
+expect "copybw threads" jq_is "$f" .threads 3
+expect "copybw copy_size" jq_is "$f" .copy_size 786432
+expect "copybw write verified" jq_is "$f" .write.verified true
+expect "copybw read verified" jq_is "$f" .read.verified true
+for p in write.gdr_copy_to_mapping write.cuMemcpyHtoD read.gdr_copy_from_mapping read.cuMemcpyDtoH; do
+	expect "copybw $p gbps" jq_num "$f" ".$p.gbps"
+	stats "$f" ".$p.ns"
+done
+
+run_rc ap "$GDRMAP" apiperf --json -s 64K -o 12345 -n 30
+f=$OUT/ap.out
+expect "apiperf exits 0 (got $rc: $(cat "$OUT/ap.err"))" [ $rc = 0 ]
+header "$f" apiperf
+for op in pin map get_info unmap unpin; do
+	stats "$f" ".ops.$op"
+	expect "apiperf $op histogram" jq_has "$f" ".ops.$op.histogram[0].lo_ns" \
+		".ops.$op.histogram[0].count"
+done
+expect "apiperf: every read checked" jq_is "$f" .reads_checked 30
+expect "apiperf: none wrong" jq_is "$f" .reads_wrong 0
+
+run_rc pp "$GDRMAP" pplat --json -n 200
+f=$OUT/pp.out
+expect "pplat exits 0 (got $rc: $(cat "$OUT/pp.err"))" [ $rc = 0 ]
+header "$f" pplat
+for m in mapping htod hostflag; do
+	expect "pplat $m verified" jq_is "$f" ".modes.$m.verified" true
+	stats "$f" ".modes.$m"
+	expect "pplat $m: 200 round trips" jq_is "$f" ".modes.$m.n" 200
+done
+if [ "$sim" = true ]; then
+	expect "pplat on a simulated GPU: CPU responder" jq_is "$f" .responder cpu-thread
+else
+	expect "pplat on a GPU: kernel responder" jq_is "$f" .responder gpu-kernel
+fi
+
+# Text output of each, with the simulated banner where it applies.
+for c in "copylat -s 1K -w 5 -r 5" "copybw -s 256K -w 2 -r 2" \
+	 "apiperf -n 5" "pplat -n 20"; do
+	run_rc txt "$GDRMAP" $c
+	expect "$c (text) exits 0" [ $rc = 0 ]
+	if [ "$sim" = true ]; then
+		expect "$c (text) has the SIMULATED banner" grep -q SIMULATED "$OUT/txt.out"
+	fi
+done
+
+# cuMemAlloc memory: pinned by gdrdrv and dmabuf; refused cleanly otherwise.
+run_rc cm "$GDRMAP" copylat --json -a cumemalloc -s 4K -w 5 -r 5
+if [ "$backend" = vulkan ]; then
+	expect "cumemalloc on vulkan: exit 1 (got $rc)" [ $rc = 1 ]
+	expect "... with a JSON error" jq_has "$OUT/cm.out" .error
+else
+	expect "copylat -a cumemalloc exits 0 (got $rc)" [ $rc = 0 ]
+	expect "... verified" jq_is "$OUT/cm.out" .verified true
+fi
+
+done_tests
