@@ -53,8 +53,8 @@ include tests/gpu/gpu.mk
 include bench/bench.mk
 -include kernel/kernel.mk
 -include sim/sim.mk
--include tests/vm/vm.mk
 -include tools/tools.mk
+-include tests/vm/vm.mk
 
 all: lib
 
