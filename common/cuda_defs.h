@@ -275,6 +275,7 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 #define CU_MEM_ATTACH_GLOBAL	0x1
+#define CU_MEM_ATTACH_HOST	0x2
 CUresult cuModuleLoadData(CUmodule *module, const void *image);
 CUresult cuModuleUnload(CUmodule module);
 CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module,

@@ -42,7 +42,7 @@ struct CUctx_st {
 	unsigned int flags;
 };
 
-enum rec_kind { REC_DEVICE, REC_HOST, REC_RESERVE };
+enum rec_kind { REC_DEVICE, REC_HOST, REC_RESERVE, REC_MANAGED };
 
 /* What this process allocated: cuMemAlloc, cuMemAllocHost, reservations. */
 struct rec {
@@ -219,10 +219,19 @@ static bool dev_space(uint64_t p)
 	struct rec *r;
 
 	for (r = rec_list; r; r = r->next)
-		if (r->kind != REC_HOST && p >= r->res_base &&
+		if ((r->kind == REC_DEVICE || r->kind == REC_RESERVE) &&
+		    p >= r->res_base &&
 		    p - r->res_base < r->res_size)
 			return true;
 	return nvsim_query_va(p, &q);
+}
+
+/* Is [p, p + len) inside one managed allocation (CPU memory here)? */
+static bool managed_range(uint64_t p, uint64_t len)
+{
+	struct rec *r = rec_find(REC_MANAGED, p, len ? len : 1);
+
+	return r != NULL;
 }
 
 static CUresult free_device_rec(struct rec *r)
@@ -255,7 +264,7 @@ static void free_ctx_memory(CUcontext c)
 			continue;
 		if (r->kind == REC_DEVICE)
 			free_device_rec(r);
-		else if (r->kind == REC_HOST)
+		else if (r->kind == REC_HOST || r->kind == REC_MANAGED)
 			free_host_rec(r);
 	}
 }
@@ -408,6 +417,18 @@ CUresult cuDeviceGetPCIBusId(char *busid, int len, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/* nvsim's capabilities now (module parameters may change at run time). */
+static uint64_t shim_dmabuf_caps(void)
+{
+	struct nvsim_info info = { 0 };
+
+	pthread_mutex_lock(&shim_lock);
+	if (nvsim_ioctl(NVSIM_IOC_INFO, &info))
+		info.caps = 0;
+	pthread_mutex_unlock(&shim_lock);
+	return info.caps;
+}
+
 /* The CU_DEVICE_ATTRIBUTE_* enum ends below this (CUDA 13 has ~140). */
 #define SHIM_ATTR_LIMIT 256
 
@@ -452,6 +473,9 @@ CUresult cuDeviceGetAttribute(int *value, int attrib, CUdevice dev)
 		break;
 	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
 		v = 1;
+		break;
+	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
+		v = shim_dmabuf_caps() & NVSIM_CAP_DMABUF ? 1 : 0;
 		break;
 	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
 		v = shim_info.pci_bus;
@@ -746,23 +770,29 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
 		return CUDA_SUCCESS;
 	pthread_mutex_lock(&shim_lock);
 	r = rec_find(REC_DEVICE, dptr, 1);
-	if (!r || r->ptr != dptr)
-		ret = CUDA_ERROR_INVALID_VALUE;
-	else
+	if (r && r->ptr == dptr) {
 		ret = free_device_rec(r);
+	} else {
+		r = rec_find(REC_MANAGED, dptr, 1);
+		if (r && r->ptr == dptr) {
+			free_host_rec(r);
+			ret = CUDA_SUCCESS;
+		} else {
+			ret = CUDA_ERROR_INVALID_VALUE;
+		}
+	}
 	pthread_mutex_unlock(&shim_lock);
 	return ret;
 }
 
-CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+/* CPU memory recorded as kind (cuMemAllocHost, cuMemAllocManaged). */
+static CUresult alloc_cpu_mem(void **pp, size_t bytesize, enum rec_kind kind)
 {
 	uint64_t len, va;
 	CUcontext ctx;
 	struct rec *r;
 	CUresult ret;
 
-	if (!pp || !bytesize)
-		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&shim_lock);
 	ret = need_ctx(&ctx);
 	if (ret)
@@ -780,7 +810,7 @@ CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 		free(r);
 		goto out;
 	}
-	r->kind = REC_HOST;
+	r->kind = kind;
 	r->res_base = r->ptr = va;
 	r->res_size = len;
 	r->size = bytesize;
@@ -792,6 +822,33 @@ CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 	ret = CUDA_SUCCESS;
 out:
 	pthread_mutex_unlock(&shim_lock);
+	return ret;
+}
+
+CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+	if (!pp || !bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	return alloc_cpu_mem(pp, bytesize, REC_HOST);
+}
+
+/*
+ * Managed memory: ordinary CPU memory here (the simulated GPU runs no
+ * code), known to CUDA as managed, so that it can be told apart, and
+ * never device memory that nvidia_p2p_get_pages would accept.
+ */
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
+			   unsigned int flags)
+{
+	void *p = NULL;
+	CUresult ret;
+
+	if (!dptr || !bytesize ||
+	    (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
+		return CUDA_ERROR_INVALID_VALUE;
+	ret = alloc_cpu_mem(&p, bytesize, REC_MANAGED);
+	if (ret == CUDA_SUCCESS)
+		*dptr = (uintptr_t)p;
 	return ret;
 }
 
@@ -824,7 +881,20 @@ static CUresult do_memset(CUdeviceptr dst, uint32_t value, size_t n,
 	if (ret)
 		goto out;
 	ret = CUDA_ERROR_INVALID_VALUE;
-	if (n > UINT64_MAX / elem || !dev_range(dst, n ? n * elem : 1))
+	if (n > UINT64_MAX / elem || dst % elem)
+		goto out;
+	if (managed_range(dst, n * elem)) {
+		uint8_t v8 = (uint8_t)value;
+		uint16_t v16 = (uint16_t)value;
+		const void *v = elem == 1 ? (const void *)&v8 :
+				elem == 2 ? (const void *)&v16 : &value;
+
+		for (size_t i = 0; i < n; i++)
+			memcpy((char *)(uintptr_t)dst + i * elem, v, elem);
+		ret = CUDA_SUCCESS;
+		goto out;
+	}
+	if (!dev_range(dst, n ? n * elem : 1))
 		goto out;
 	err = nvsim_ioctl(NVSIM_IOC_MEMSET, &m);
 	ret = err ? errno_to_cu(err) : CUDA_SUCCESS;
@@ -883,9 +953,14 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
 		ret = CUDA_SUCCESS;
 		goto out;
 	}
-	if (!src || !dev_range(dst, n))
+	if (!src)
 		goto out;
-	ret = dev_rw(dst, (void *)src, n, true);
+	if (managed_range(dst, n)) {
+		memcpy((void *)(uintptr_t)dst, src, n);
+		ret = CUDA_SUCCESS;
+	} else if (dev_range(dst, n)) {
+		ret = dev_rw(dst, (void *)src, n, true);
+	}
 out:
 	pthread_mutex_unlock(&shim_lock);
 	return ret;
@@ -904,9 +979,14 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 		ret = CUDA_SUCCESS;
 		goto out;
 	}
-	if (!dst || !dev_range(src, n))
+	if (!dst)
 		goto out;
-	ret = dev_rw(src, dst, n, false);
+	if (managed_range(src, n)) {
+		memcpy(dst, (void *)(uintptr_t)src, n);
+		ret = CUDA_SUCCESS;
+	} else if (dev_range(src, n)) {
+		ret = dev_rw(src, dst, n, false);
+	}
 out:
 	pthread_mutex_unlock(&shim_lock);
 	return ret;
@@ -979,6 +1059,8 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize,
 	CHECK_INIT();
 	pthread_mutex_lock(&shim_lock);
 	r = rec_find(REC_DEVICE, dptr, 1);
+	if (!r)
+		r = rec_find(REC_MANAGED, dptr, 1);
 	if (r) {
 		base = r->ptr;
 		size = r->size;
@@ -1009,6 +1091,7 @@ struct ptr_info {
 	uint32_t va_space;
 	uint32_t user_flags;
 	struct rec *rec;		/* cuMemAlloc/cuMemAllocHost record */
+	bool managed;
 };
 
 static bool ptr_lookup(uint64_t p, struct ptr_info *pi)
@@ -1027,6 +1110,17 @@ static bool ptr_lookup(uint64_t p, struct ptr_info *pi)
 		pi->p2p_token = q.p2p_token;
 		pi->va_space = q.va_space;
 		pi->user_flags = q.user_flags;
+		pi->rec = r;
+		return true;
+	}
+	r = rec_find(REC_MANAGED, p, 1);
+	if (r) {
+		pi->type = CU_MEMORYTYPE_DEVICE;
+		pi->managed = true;
+		pi->ctx = r->ctx;
+		pi->start = r->ptr;
+		pi->size = r->size;
+		pi->buffer_id = r->buffer_id;
 		pi->rec = r;
 		return true;
 	}
@@ -1112,13 +1206,13 @@ static CUresult attr_get(void *data, CUpointer_attribute a, uint64_t p,
 		memcpy(data, &ull, sizeof(ull));
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-		if (dev)
+		if (dev && !pi->managed)
 			return CUDA_ERROR_INVALID_VALUE;
 		vp = (void *)(uintptr_t)p;
 		memcpy(data, &vp, sizeof(vp));
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
-		if (!dev || !alloc)
+		if (!dev || !alloc || pi->managed)
 			return CUDA_ERROR_INVALID_VALUE;
 		pi->rec->sync_memops = true;	/* a documented side effect */
 		memset(&tok, 0, sizeof(tok));
@@ -1133,13 +1227,13 @@ static CUresult attr_get(void *data, CUpointer_attribute a, uint64_t p,
 		ull = pi->buffer_id;
 		break;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-		u = 0;
+		u = pi->managed;
 		break;
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
 		u = 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
-		u = dev && alloc;
+		u = dev && alloc && !pi->managed;
 		break;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
 		ull = pi->start;
@@ -1499,6 +1593,39 @@ CUresult cuMemExportToShareableHandle(void *shareable,
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* dma-buf export (nvsim loaded with dmabuf=1) */
+
+CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
+				       size_t size,
+				       CUmemRangeHandleType handleType,
+				       unsigned long long flags)
+{
+	struct nvsim_export_dmabuf e = { .va = dptr, .size = size };
+	long page = sysconf(_SC_PAGESIZE);
+	int err;
+
+	if (!handle || !dptr || !size ||
+	    handleType != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD ||
+	    (flags & ~(unsigned long long)CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE))
+		return CUDA_ERROR_INVALID_VALUE;
+	CHECK_INIT();
+	if (!(shim_dmabuf_caps() & NVSIM_CAP_DMABUF))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	/* Forcing the PCIe mapping type is refused, as on an x86 H200. */
+	if (flags & CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (page <= 0 || dptr % (unsigned long)page || size % (unsigned long)page)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&shim_lock);
+	err = nvsim_ioctl(NVSIM_IOC_EXPORT_DMABUF, &e);
+	pthread_mutex_unlock(&shim_lock);
+	if (err)
+		return err == EOPNOTSUPP ? CUDA_ERROR_NOT_SUPPORTED :
+					   errno_to_cu(err);
+	*(int *)handle = e.fd;
+	return CUDA_SUCCESS;
+}
+
 /* Errors */
 
 static const struct {
@@ -1667,6 +1794,8 @@ static const struct proc_entry shim_procs[] = {
 	PROC(cuMemGetAllocationPropertiesFromHandle,
 	     cuMemGetAllocationPropertiesFromHandle, 0),
 	PROC(cuMemExportToShareableHandle, cuMemExportToShareableHandle, 0),
+	PROC(cuMemGetHandleForAddressRange, cuMemGetHandleForAddressRange, 0),
+	PROC(cuMemAllocManaged, cuMemAllocManaged, 0),
 	PROC(cuGetErrorName, cuGetErrorName, 0),
 	PROC(cuGetErrorString, cuGetErrorString, 0),
 	PROC(cuGetProcAddress, cuGetProcAddress, 0),

@@ -108,6 +108,7 @@ struct nvsim_counters {
 	unsigned long allocations;
 	unsigned long get_pages_calls;
 	unsigned long put_pages_calls;
+	unsigned long dmabufs;
 };
 
 extern struct mutex nvsim_lock;
@@ -117,6 +118,8 @@ extern struct list_head nvsim_pins;
 extern struct nvsim_counters nvsim_count;
 extern bool nvsim_scatter;
 extern bool nvsim_poison;
+extern bool nvsim_dmabuf;
+extern bool nvsim_dmabuf_mmap;
 
 /* nvsim_main.c */
 void nvsim_dev_get(struct nvsim_dev *gpu);
@@ -126,6 +129,9 @@ void nvsim_dev_put(struct nvsim_dev *gpu);
 void nvsim_mem_put(struct nvsim_mem *mem);
 struct nvsim_mapping *nvsim_find_map(struct nvsim_ctx *ctx, u64 va, u64 len);
 extern const struct file_operations nvsim_fops;
+
+/* nvsim_dmabuf.c */
+int nvsim_export_dmabuf(struct nvsim_ctx *ctx, struct nvsim_export_dmabuf *a);
 
 /* nvsim_p2p.c */
 void nvsim_fire_callbacks(struct nvsim_mapping *map);

@@ -13,4 +13,11 @@
 #define TASK_SIZE_MAX TASK_SIZE
 #endif
 
+/* Symbol namespaces are named by a string literal from 6.13 on. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define NVSIM_IMPORT_NS_DMA_BUF() MODULE_IMPORT_NS("DMA_BUF")
+#else
+#define NVSIM_IMPORT_NS_DMA_BUF() MODULE_IMPORT_NS(DMA_BUF)
+#endif
+
 #endif /* _NVSIM_COMPAT_H */

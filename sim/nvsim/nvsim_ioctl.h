@@ -53,8 +53,13 @@ struct nvsim_info {
 	__u8 pci_device;	/* out: slot */
 	__u8 pci_function;	/* out */
 	__u8 reserved0;
-	__u64 reserved[4];
+	__u64 caps;		/* out: NVSIM_CAP_* */
+	__u64 reserved[3];
 };
+
+/* nvsim_info.caps: what the simulated driver offers (module parameters). */
+#define NVSIM_CAP_DMABUF	(1ULL << 0)	/* EXPORT_DMABUF works (dmabuf=1) */
+#define NVSIM_CAP_DMABUF_MMAP	(1ULL << 1)	/* and its fds can be mmap'ed */
 
 /*
  * NVSIM_IOC_MEM_CREATE: new memory object of size bytes (cuMemCreate).
@@ -178,6 +183,22 @@ struct nvsim_copy {
 	__u64 size;		/* in */
 };
 
+/*
+ * NVSIM_IOC_EXPORT_DMABUF: a dma-buf of [va, va + size) of one mapping of
+ * this process (cuMemGetHandleForAddressRange).  va and size are multiples
+ * of the host page size.  The dma-buf holds the memory (like a persistent
+ * pin) until its last fd and mapping go; mmap of it maps the BAR pages
+ * write-combined (MAP_SHARED only).  -EOPNOTSUPP unless nvsim was loaded
+ * with dmabuf=1; with dmabuf_mmap=0 mmap fails with ENOTSUPP (524), as
+ * NVIDIA drivers before 580 do.
+ */
+struct nvsim_export_dmabuf {
+	__u64 va;		/* in */
+	__u64 size;		/* in */
+	__u32 flags;		/* in: 0 */
+	__s32 fd;		/* out: O_RDWR | O_CLOEXEC */
+};
+
 #define NVSIM_IOC_INFO		_IOR(NVSIM_IOC_MAGIC, 1, struct nvsim_info)
 #define NVSIM_IOC_MEM_CREATE	_IOWR(NVSIM_IOC_MAGIC, 2, struct nvsim_mem_create)
 #define NVSIM_IOC_MEM_RELEASE	_IOW(NVSIM_IOC_MAGIC, 3, struct nvsim_mem_release)
@@ -189,5 +210,6 @@ struct nvsim_copy {
 #define NVSIM_IOC_MEMSET	_IOW(NVSIM_IOC_MAGIC, 9, struct nvsim_memset)
 #define NVSIM_IOC_COPY		_IOW(NVSIM_IOC_MAGIC, 10, struct nvsim_copy)
 #define NVSIM_IOC_MEM_INFO	_IOWR(NVSIM_IOC_MAGIC, 11, struct nvsim_mem_info)
+#define NVSIM_IOC_EXPORT_DMABUF	_IOWR(NVSIM_IOC_MAGIC, 12, struct nvsim_export_dmabuf)
 
 #endif /* _NVSIM_IOCTL_H */

@@ -37,6 +37,15 @@ bool nvsim_poison;
 module_param_named(poison, nvsim_poison, bool, 0644);
 MODULE_PARM_DESC(poison, "Fill freed pages with 0x6b (default 0)");
 
+bool nvsim_dmabuf;
+module_param_named(dmabuf, nvsim_dmabuf, bool, 0644);
+MODULE_PARM_DESC(dmabuf, "Offer dma-buf export, CUDA's DMA_BUF_SUPPORTED (default 0)");
+
+bool nvsim_dmabuf_mmap = true;
+module_param_named(dmabuf_mmap, nvsim_dmabuf_mmap, bool, 0644);
+MODULE_PARM_DESC(dmabuf_mmap,
+		 "dma-bufs can be mmap'ed; 0 fails with ENOTSUPP as drivers before 580 (default 1)");
+
 static unsigned long max_pages;
 module_param(max_pages, ulong, 0444);
 MODULE_PARM_DESC(max_pages, "Use at most this many 64 KiB pages (0: the whole BAR)");
@@ -215,6 +224,7 @@ NVSIM_COUNTER_SHOW(persistent_pins)
 NVSIM_COUNTER_SHOW(pinned_pages)
 NVSIM_COUNTER_SHOW(callbacks_fired)
 NVSIM_COUNTER_SHOW(allocations)
+NVSIM_COUNTER_SHOW(dmabufs)
 
 static int nvsim_show_used_pages(struct seq_file *m, void *v)
 {
@@ -240,6 +250,7 @@ static int nvsim_show_stats(struct seq_file *m, void *v)
 	seq_printf(m, "pinned_pages: %lu\n", c.pinned_pages);
 	seq_printf(m, "callbacks_fired: %lu\n", c.callbacks_fired);
 	seq_printf(m, "allocations: %lu\n", c.allocations);
+	seq_printf(m, "dmabufs: %lu\n", c.dmabufs);
 	seq_printf(m, "used_pages: %lu\n", used);
 	seq_printf(m, "total_pages: %lu\n", total);
 	seq_printf(m, "get_pages_calls: %lu\n", c.get_pages_calls);
@@ -264,6 +275,8 @@ static void nvsim_proc_init(void)
 			   nvsim_show_callbacks_fired);
 	proc_create_single("allocations", 0444, nvsim_proc_dir,
 			   nvsim_show_allocations);
+	proc_create_single("dmabufs", 0444, nvsim_proc_dir,
+			   nvsim_show_dmabufs);
 	proc_create_single("used_pages", 0444, nvsim_proc_dir,
 			   nvsim_show_used_pages);
 	proc_create_single("stats", 0444, nvsim_proc_dir, nvsim_show_stats);

@@ -328,6 +328,10 @@ static int nvsim_ioc_info(struct nvsim_ctx *ctx, struct nvsim_info *a)
 	a->pci_bus = gpu->pdev->bus->number;
 	a->pci_device = PCI_SLOT(gpu->pdev->devfn);
 	a->pci_function = PCI_FUNC(gpu->pdev->devfn);
+	if (READ_ONCE(nvsim_dmabuf))
+		a->caps |= NVSIM_CAP_DMABUF;
+	if (READ_ONCE(nvsim_dmabuf_mmap))
+		a->caps |= NVSIM_CAP_DMABUF_MMAP;
 	return 0;
 }
 
@@ -531,6 +535,7 @@ union nvsim_ioc_args {
 	struct nvsim_query query;
 	struct nvsim_memset memset;
 	struct nvsim_copy copy;
+	struct nvsim_export_dmabuf export_dmabuf;
 };
 
 static long nvsim_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -554,6 +559,7 @@ static long nvsim_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case NVSIM_IOC_UNMAP:
 	case NVSIM_IOC_ALLOC:
 	case NVSIM_IOC_QUERY:
+	case NVSIM_IOC_EXPORT_DMABUF:
 		break;
 	case NVSIM_IOC_MEMSET:
 	case NVSIM_IOC_COPY:
@@ -570,6 +576,12 @@ static long nvsim_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	    copy_from_user(&a, uarg, _IOC_SIZE(cmd))) {
 		ret = -EFAULT;
 		goto out;
+	}
+
+	if (cmd == NVSIM_IOC_EXPORT_DMABUF) {
+		/* Takes the lock itself: the dma-buf's release needs it. */
+		ret = nvsim_export_dmabuf(ctx, &a.export_dmabuf);
+		goto copy_out;
 	}
 
 	mutex_lock(&nvsim_lock);
@@ -610,9 +622,11 @@ static long nvsim_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 	mutex_unlock(&nvsim_lock);
 
+copy_out:
 	/*
 	 * A failed copy-out leaves a created object behind; it belongs to
-	 * the fd and goes when the fd is closed, like any other.
+	 * the fd and goes when the fd is closed, like any other (an exported
+	 * dma-buf's fd stays installed in the caller's table).
 	 */
 	if (!ret && (_IOC_DIR(cmd) & _IOC_READ) &&
 	    copy_to_user(uarg, &a, _IOC_SIZE(cmd)))

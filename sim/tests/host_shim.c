@@ -86,6 +86,9 @@ static const char *const required[] = {
 	"cuMemGetAllocationPropertiesFromHandle",
 	"cuMemExportToShareableHandle", "cuGetErrorName", "cuGetErrorString",
 	"cuGetProcAddress", "cuGetProcAddress_v2",
+	"cuMemGetHandleForAddressRange", "cuMemAllocManaged",
+	"cuDeviceGetPCIBusId", "cuMemcpyDtoD_v2", "cuMemsetD16_v2",
+	"cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2",
 };
 
 static void check_symbols(void)

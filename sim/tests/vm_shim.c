@@ -219,6 +219,33 @@ static void check_pointer_attributes(CUcontext ctx)
 	      CUDA_ERROR_INVALID_VALUE);
 }
 
+static void check_managed(void)
+{
+	unsigned int flag = 0, type = 0;
+	CUdeviceptr d, base;
+	size_t size;
+	uint8_t *p;
+
+	CU_IS(cuMemAllocManaged(&d, 4096, 0), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cuMemAllocManaged(&d, 10000, CU_MEM_ATTACH_GLOBAL));
+	p = (uint8_t *)(uintptr_t)d;
+	p[9999] = 7;	/* CPU accessible */
+	CU_OK(cuPointerGetAttribute(&flag, CU_POINTER_ATTRIBUTE_IS_MANAGED, d + 5));
+	CHECK(flag == 1, "IS_MANAGED %u", flag);
+	CU_OK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d));
+	CHECK(type == CU_MEMORYTYPE_DEVICE, "managed type %u", type);
+	CU_OK(cuPointerGetAttribute(&flag, CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE, d));
+	CHECK(flag == 0, "managed memory RDMA capable");
+	CU_OK(cuMemGetAddressRange(&base, &size, d + 9000));
+	CHECK(base == d && size == 10000, "managed range");
+	CU_OK(cuMemsetD32(d, 0x01020304, 4));
+	CHECK(p[0] == 4 && p[3] == 1 && p[15] == 1 && p[16] == 0,
+	      "managed memset");
+	CU_OK(cuMemcpyHtoD(d + 100, "abc", 3));
+	CHECK(!memcmp(p + 100, "abc", 3), "managed HtoD");
+	CU_OK(cuMemFree(d));
+}
+
 static void check_vmm(void)
 {
 	CUmemAllocationProp prop = { 0 }, got;
@@ -394,6 +421,7 @@ int main(int argc, char **argv)
 	check_alloc_placement();
 	check_copies();
 	check_pointer_attributes(ctx);
+	check_managed();
 	check_vmm();
 	check_contexts(ctx);
 	check_out_of_memory();
