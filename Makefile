@@ -55,6 +55,7 @@ include bench/bench.mk
 -include sim/sim.mk
 -include tools/tools.mk
 -include tests/vm/vm.mk
+-include packaging/install.mk
 
 all: lib
 

@@ -37,19 +37,6 @@ $(LIB_INTERNAL_A): $(LIB_ALL_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-install: lib
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
-	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_REALNAME)
-	ln -sf $(LIB_REALNAME) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
-	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libgdrapi.so
-	install -m 0644 include/gdrapi.h include/gdrconfig.h \
-		$(DESTDIR)$(INCLUDEDIR)/
-
-uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/$(LIB_REALNAME) \
-		$(DESTDIR)$(LIBDIR)/$(LIB_SONAME) \
-		$(DESTDIR)$(LIBDIR)/libgdrapi.so \
-		$(DESTDIR)$(INCLUDEDIR)/gdrapi.h \
-		$(DESTDIR)$(INCLUDEDIR)/gdrconfig.h
+# install and uninstall: packaging/install.mk.
 
 -include $(LIB_OBJS:.o=.d)
