@@ -1,0 +1,183 @@
+#!/bin/sh
+# The Debian packages, end to end, on this machine (as root):
+#   1. build them with dpkg-buildpackage from a copy of the tree;
+#   2. install them with apt-get (DKMS builds gdrdrv for every kernel
+#      with headers; a running kernel without headers must not matter);
+#   3. compile a consumer found through `pkg-config gdrapi` and run it
+#      (no GPU needed: version query, gdr_open failing cleanly);
+#   4. check gdrdrv.ko was built by DKMS for the newest installed
+#      /usr/src/linux-headers-* (built with -k if the postinst had not);
+#   5. purge them and check /usr /etc /lib /var/lib/dkms hold exactly the
+#      files they held before and that DKMS knows no gdrdrv any more.
+# Packages left by an earlier, interrupted run are purged first, and they
+# are purged on the way out whatever happens.
+#
+# Exit 0 pass, 1 fail, 77 skip (not root, not Debian).  -k keeps the
+# work directory.  Needs debhelper, dkms, pkgconf, gcc, make (installed
+# with apt-get when missing).
+set -eu
+
+keep=0
+[ "${1:-}" = -k ] && keep=1
+top=$(cd "$(dirname "$0")/.." && pwd)
+PKGS="gdrmap gdrmap-tools gdrmap-tools-dbgsym gdrmap-dkms libgdrapi-dev libgdrapi2 libgdrapi2-dbgsym"
+DEPS="debhelper dkms pkgconf gcc make libc6-dev"
+SNAP_DIRS="/usr /etc /lib /var/lib/dkms"
+
+if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root (apt-get, dpkg, dkms)"; exit 77; fi
+for c in dpkg apt-get dpkg-query; do
+	command -v $c >/dev/null || { echo "SKIP: not a Debian system (no $c)"; exit 77; }
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/gdrmap-pkgtest.XXXXXX")
+t0=$(date +%s)
+step() { echo "== [$(( $(date +%s) - t0 ))s] $*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+# A clean build: nothing from a calling make (O=, CC=, jobserver) or loader paths.
+unset LD_LIBRARY_PATH PKG_CONFIG_PATH MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES || true
+
+installed_pkgs() {
+	for p in $PKGS; do
+		dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "$p" 2>/dev/null |
+			awk '$2 !~ /^un/ && $2 !~ /^pn/ {print $1}'
+	done
+}
+purge_all() {
+	p=$(installed_pkgs)
+	[ -z "$p" ] || dpkg --purge $p >"$work/purge.log" 2>&1 ||
+		{ cat "$work/purge.log"; return 1; }
+}
+snapshot() {
+	find $SNAP_DIRS -xdev 2>/dev/null | LC_ALL=C sort >"$1"
+}
+cleanup() {
+	rc=$?
+	purge_all || rc=1
+	if [ $keep = 1 ]; then echo "work directory: $work"; else rm -rf "$work"; fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+step "purge what an earlier run left"
+purge_all || fail "could not purge an earlier run's packages"
+
+missing=
+for p in $DEPS; do
+	dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	step "install build dependencies:$missing"
+	{ apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing; } \
+		>"$work/deps.log" 2>&1 || { tail -n 20 "$work/deps.log"; fail "apt-get install$missing"; }
+fi
+
+snapshot "$work/before.list"
+
+step "build the packages (dpkg-buildpackage -us -uc -b)"
+mkdir "$work/src"
+tar -C "$top" --exclude=./.git --exclude='./build' --exclude='./build-*' \
+	--exclude=./bench/results -cf - . | tar -C "$work/src" -xf -
+rm -rf "$work/src/debian"
+cp -r "$work/src/packaging/debian" "$work/src/debian"
+(cd "$work/src" && dpkg-buildpackage -us -uc -b -j"$(nproc)") >"$work/build.log" 2>&1 ||
+	{ tail -n 40 "$work/build.log"; fail "dpkg-buildpackage (log: $work/build.log)"; }
+grep -E '^(dpkg-gensymbols|dh_missing): (warning|error)' "$work/build.log" &&
+	fail "the build warned about symbols or files no package installs"
+ls "$work"/*.deb | sed 's|.*/|    |'
+
+step "install them with apt-get"
+apt-get install -y --no-install-recommends "$work"/*.deb >"$work/install.log" 2>&1 ||
+	{ tail -n 40 "$work/install.log"; fail "apt-get install (log: $work/install.log)"; }
+grep '^gdrdrv ' "$work/install.log" | sed 's/^/    /' || true
+for p in gdrmap gdrmap-tools gdrmap-dkms libgdrapi-dev libgdrapi2; do
+	dpkg-query -W -f='${db:Status-Abbrev}' "$p" | grep -q '^ii' || fail "$p is not installed"
+done
+
+step "compile and run a consumer found through pkg-config"
+[ "$(pkg-config --modversion gdrapi)" = 2.6 ] ||
+	fail "pkg-config --modversion gdrapi says '$(pkg-config --modversion gdrapi)', not 2.6"
+cat >"$work/consumer.c" <<'CEOF'
+#include <errno.h>
+#include <stdio.h>
+#include <gdrapi.h>
+#include <gdrconfig.h>
+
+int main(void)
+{
+	int major = -1, minor = -1, v = 0;
+	gdr_t g;
+
+	gdr_runtime_get_version(&major, &minor);
+	if (major != GDR_API_MAJOR_VERSION || minor != GDR_API_MINOR_VERSION) {
+		printf("runtime version %d.%d, header %d.%d\n", major, minor,
+		       GDR_API_MAJOR_VERSION, GDR_API_MINOR_VERSION);
+		return 1;
+	}
+	g = gdr_open();
+	if (!g) {
+		printf("version %d.%d; gdr_open: NULL (no GPU here), errno %d\n",
+		       major, minor, errno);
+		return 0;
+	}
+	/* A GPU host: the instance must answer and close. */
+	if (gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v) != 0 &&
+	    gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v) != 0)
+		return 1;
+	printf("version %d.%d; gdr_open worked\n", major, minor);
+	return gdr_close(g) == 0 ? 0 : 1;
+}
+CEOF
+# shellcheck disable=SC2046
+cc -Wall -Wextra -Werror -o "$work/consumer" "$work/consumer.c" \
+	$(pkg-config --cflags gdrapi) $(pkg-config --libs gdrapi) ||
+	fail "the consumer does not compile with pkg-config's flags"
+lib=$(ldd "$work/consumer" | awk '$1 == "libgdrapi.so.2" {print $3}')
+real=$(readlink -f "$lib" 2>/dev/null || true)
+owner=$(dpkg -S "${real#/usr}" "$real" 2>/dev/null | cut -d: -f1 | head -n 1 || true)
+[ "$owner" = libgdrapi2 ] ||
+	fail "the consumer links libgdrapi.so.2 from '$lib', not libgdrapi2's"
+"$work/consumer" | sed 's/^/    /' || fail "the consumer failed"
+man -w gdr_open gdr_copy_to_mapping gdrdrv >/dev/null 2>&1 || fail "man pages missing"
+if [ -x /usr/bin/gdrmap ]; then
+	/usr/bin/gdrmap --help >/dev/null 2>&1 || fail "gdrmap --help failed"
+fi
+
+ver=$(dpkg-query -W -f='${Version}' gdrmap-dkms); ver=${ver%-*}
+hdr=$(ls -d /usr/src/linux-headers-*-amd64 /usr/src/linux-headers-*-arm64 2>/dev/null |
+	grep -Ev -- '-(cloud|rt)-' | sort -V | tail -n 1 || true)
+if [ -z "$hdr" ]; then
+	step "SKIP the DKMS build: no /usr/src/linux-headers-* here"
+else
+	kver=${hdr#/usr/src/linux-headers-}
+	step "gdrdrv $ver built by DKMS for $kver"
+	if ! dkms status -m gdrdrv -v "$ver" -k "$kver" | grep -q ': installed'; then
+		echo "    (the postinst did not build it: dkms build -k $kver)"
+		dkms build -m gdrdrv -v "$ver" -k "$kver" >"$work/dkms.log" 2>&1 &&
+			dkms install -m gdrdrv -v "$ver" -k "$kver" >>"$work/dkms.log" 2>&1 ||
+			{ tail -n 30 "$work/dkms.log"; cat /var/lib/dkms/gdrdrv/"$ver"/build/make.log 2>/dev/null | tail -n 30
+			  fail "dkms could not build gdrdrv for $kver"; }
+	fi
+	dkms status -m gdrdrv 2>/dev/null | sed 's/^/    /'
+	ko=$(modinfo -k "$kver" -F filename gdrdrv 2>/dev/null) ||
+		fail "modinfo -k $kver finds no gdrdrv"
+	case $ko in */updates/dkms/*) ;; *) fail "gdrdrv for $kver is $ko, not DKMS's" ;; esac
+	magic=$(modinfo -F vermagic "$ko"); [ "${magic%% *}" = "$kver" ] ||
+		fail "$ko has vermagic '$magic', not $kver"
+	[ "$(modinfo -F version "$ko")" = 2.6 ] || fail "$ko does not say version 2.6"
+fi
+
+step "purge them"
+purge_all || fail "dpkg --purge failed"
+[ -z "$(installed_pkgs)" ] || fail "still installed: $(installed_pkgs)"
+[ -z "$(dkms status -m gdrdrv 2>/dev/null)" ] ||
+	fail "DKMS still knows gdrdrv: $(dkms status -m gdrdrv)"
+snapshot "$work/after.list"
+if ! diff "$work/before.list" "$work/after.list" >"$work/left.diff"; then
+	sed 's/^/    /' "$work/left.diff" | head -n 40
+	fail "purging did not give back the same files (> left behind, < gone)"
+fi
+
+step "packages built, installed, used and purged without a trace"
