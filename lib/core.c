@@ -422,37 +422,51 @@ GDR_API int gdr_unmap(gdr_t g, gdr_mh_t handle, void *va, size_t size)
 }
 
 /*
- * The copy functions take no lock: the handle is checked with a few atomic
- * loads (handle.c), then the routine chosen at map time runs.
+ * The copy functions take no lock: the handle is checked inline with a few
+ * atomic loads (internal.h), then the routine chosen at map time runs.
+ * Explaining a refusal is kept out of line.
  */
-static const struct gdr_copy_impl *copy_check(gdr_mh_t handle,
-					      const void *map_ptr,
-					      size_t size, const char *caller)
+static inline const struct gdr_copy_impl *copy_lookup(gdr_mh_t handle,
+						      const void *map_ptr,
+						      size_t size)
 {
-	struct gdr_region *r;
 	uintptr_t base, p = (uintptr_t)map_ptr;
+	struct gdr_region *r;
 	size_t len;
 	uint64_t s;
 
 	r = gdr_region_peek(handle, &s);
-	if (!r) {
-		gdr_err("%s: handle 0x%lx is not a pinned buffer", caller,
-			handle.h);
+	if (!r || !(s & REGION_MAPPED))
 		return NULL;
-	}
-	if (!(s & REGION_MAPPED)) {
-		gdr_err("%s: handle 0x%lx is not mapped: call gdr_map first",
-			caller, handle.h);
-		return NULL;
-	}
 	base = atomic_load_explicit(&r->map_va, memory_order_relaxed);
 	len = atomic_load_explicit(&r->map_len, memory_order_relaxed);
-	if (p < base || p - base > len || size > len - (p - base)) {
-		gdr_err("%s: [%p, +%zu) is not inside the mapping [%p, +%zu) of handle 0x%lx",
-			caller, map_ptr, size, (void *)base, len, handle.h);
+	if (p < base || p - base > len || size > len - (p - base))
 		return NULL;
-	}
 	return atomic_load_explicit(&r->copy, memory_order_relaxed);
+}
+
+__attribute__((cold, noinline))
+static int copy_refused(gdr_mh_t handle, const void *map_ptr, size_t size,
+			const void *host, const char *caller)
+{
+	struct gdr_region *r;
+	uint64_t s;
+
+	r = gdr_region_peek(handle, &s);
+	if (!r)
+		gdr_err("%s: handle 0x%lx is not a pinned buffer", caller,
+			handle.h);
+	else if (!(s & REGION_MAPPED))
+		gdr_err("%s: handle 0x%lx is not mapped: call gdr_map first",
+			caller, handle.h);
+	else if (host)
+		gdr_err("%s: [%p, +%zu) is not inside the mapping [%p, +%zu) of handle 0x%lx",
+			caller, map_ptr, size,
+			(void *)atomic_load(&r->map_va),
+			atomic_load(&r->map_len), handle.h);
+	else
+		gdr_err("%s: the host pointer is NULL", caller);
+	return EINVAL;
 }
 
 GDR_API int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr,
@@ -462,9 +476,9 @@ GDR_API int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr,
 
 	if (!size)
 		return 0;
-	c = copy_check(handle, map_d_ptr, size, __func__);
-	if (!c || !h_ptr)
-		return EINVAL;
+	c = copy_lookup(handle, map_d_ptr, size);
+	if (__builtin_expect(!c || !h_ptr, 0))
+		return copy_refused(handle, map_d_ptr, size, h_ptr, __func__);
 	c->to_mapping(map_d_ptr, h_ptr, size);
 	return 0;
 }
@@ -476,9 +490,9 @@ GDR_API int gdr_copy_from_mapping(gdr_mh_t handle, void *h_ptr,
 
 	if (!size)
 		return 0;
-	c = copy_check(handle, map_d_ptr, size, __func__);
-	if (!c || !h_ptr)
-		return EINVAL;
+	c = copy_lookup(handle, map_d_ptr, size);
+	if (__builtin_expect(!c || !h_ptr, 0))
+		return copy_refused(handle, map_d_ptr, size, h_ptr, __func__);
 	c->from_mapping(h_ptr, map_d_ptr, size);
 	return 0;
 }

@@ -13,26 +13,12 @@
 #include "internal.h"
 #include "log.h"
 
-#define CHUNK_SHIFT	8
-#define CHUNK_SLOTS	(1u << CHUNK_SHIFT)
-#define MAX_CHUNKS	4096u		/* 1,048,576 handles at once */
 #define NO_SLOT		UINT32_MAX
 
-static _Atomic(struct gdr_region *) chunks[MAX_CHUNKS];
+_Atomic(struct gdr_region *) gdr_region_chunks[REGION_MAX_CHUNKS];
 static uint32_t nr_chunks;		/* under table_lock */
 static uint32_t free_head = NO_SLOT;	/* under table_lock */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static struct gdr_region *slot(uint32_t index)
-{
-	struct gdr_region *chunk;
-
-	if (index >= MAX_CHUNKS * CHUNK_SLOTS)
-		return NULL;
-	chunk = atomic_load_explicit(&chunks[index >> CHUNK_SHIFT],
-				     memory_order_acquire);
-	return chunk ? &chunk[index & (CHUNK_SLOTS - 1)] : NULL;
-}
 
 /* Add a chunk of free slots; table_lock held. */
 static int grow(void)
@@ -40,21 +26,21 @@ static int grow(void)
 	struct gdr_region *chunk;
 	uint32_t i, base;
 
-	if (nr_chunks == MAX_CHUNKS)
+	if (nr_chunks == REGION_MAX_CHUNKS)
 		return ENOMEM;
-	chunk = calloc(CHUNK_SLOTS, sizeof(*chunk));
+	chunk = calloc(REGION_CHUNK_SLOTS, sizeof(*chunk));
 	if (!chunk)
 		return ENOMEM;
-	base = nr_chunks * CHUNK_SLOTS;
-	for (i = 0; i < CHUNK_SLOTS; i++) {
+	base = nr_chunks * REGION_CHUNK_SLOTS;
+	for (i = 0; i < REGION_CHUNK_SLOTS; i++) {
 		chunk[i].index = base + i;
 		/* Generations start at 1 so no handle is ever 0 << 32. */
 		atomic_init(&chunk[i].state, 1ULL << 32);
-		chunk[i].next_free = i + 1 < CHUNK_SLOTS ? base + i + 1 :
+		chunk[i].next_free = i + 1 < REGION_CHUNK_SLOTS ? base + i + 1 :
 							   free_head;
 	}
 	free_head = base;
-	atomic_store_explicit(&chunks[nr_chunks], chunk, memory_order_release);
+	atomic_store_explicit(&gdr_region_chunks[nr_chunks], chunk, memory_order_release);
 	nr_chunks++;
 	return 0;
 }
@@ -76,10 +62,10 @@ struct gdr_region *gdr_region_alloc(struct gdr *owner, gdr_mh_t *mh)
 	if (free_head == NO_SLOT && grow()) {
 		pthread_mutex_unlock(&table_lock);
 		gdr_err("out of memory for handles (%u in use): unpin some",
-			nr_chunks * CHUNK_SLOTS);
+			nr_chunks * REGION_CHUNK_SLOTS);
 		return NULL;
 	}
-	r = slot(free_head);
+	r = gdr_region_slot(free_head);
 	free_head = r->next_free;
 	pthread_mutex_unlock(&table_lock);
 
@@ -115,23 +101,6 @@ void gdr_region_free(struct gdr_region *r)
 	r->next_free = free_head;
 	free_head = r->index;
 	pthread_mutex_unlock(&table_lock);
-}
-
-struct gdr_region *gdr_region_peek(gdr_mh_t mh, uint64_t *state)
-{
-	uint64_t h = mh.h, s;
-	struct gdr_region *r;
-
-	if ((uint32_t)h == 0)
-		return NULL;
-	r = slot((uint32_t)h - 1);
-	if (!r)
-		return NULL;
-	s = atomic_load_explicit(&r->state, memory_order_acquire);
-	if (!(s & REGION_LIVE) || REGION_GEN(s) != (uint32_t)(h >> 32))
-		return NULL;
-	*state = s;
-	return r;
 }
 
 struct gdr_region *gdr_region_get(struct gdr *g, gdr_mh_t mh,

@@ -61,11 +61,48 @@ struct gdr_region {
 	void *bpriv;			/* the backend's per-pin state */
 };
 
-/* Handle table (handle.c). */
+/*
+ * Handle table (handle.c).  Slots live in chunks allocated on demand and
+ * never freed; the table is visible here so that the copy functions can
+ * look a handle up inline.
+ */
+#define REGION_CHUNK_SHIFT	8
+#define REGION_CHUNK_SLOTS	(1u << REGION_CHUNK_SHIFT)
+#define REGION_MAX_CHUNKS	4096u	/* 1,048,576 handles at once */
+extern _Atomic(struct gdr_region *) gdr_region_chunks[REGION_MAX_CHUNKS];
+
 struct gdr_region *gdr_region_alloc(struct gdr *owner, gdr_mh_t *mh);
 void gdr_region_free(struct gdr_region *r);
+
+static inline struct gdr_region *gdr_region_slot(uint32_t index)
+{
+	struct gdr_region *chunk;
+
+	if (index >= REGION_MAX_CHUNKS * REGION_CHUNK_SLOTS)
+		return NULL;
+	chunk = atomic_load_explicit(
+		&gdr_region_chunks[index >> REGION_CHUNK_SHIFT],
+		memory_order_acquire);
+	return chunk ? &chunk[index & (REGION_CHUNK_SLOTS - 1)] : NULL;
+}
+
 /* The region of a handle if it is live, else NULL; no lock taken. */
-struct gdr_region *gdr_region_peek(gdr_mh_t mh, uint64_t *state);
+static inline struct gdr_region *gdr_region_peek(gdr_mh_t mh, uint64_t *state)
+{
+	uint64_t h = mh.h, s;
+	struct gdr_region *r;
+
+	if ((uint32_t)h == 0)
+		return NULL;
+	r = gdr_region_slot((uint32_t)h - 1);
+	if (!r)
+		return NULL;
+	s = atomic_load_explicit(&r->state, memory_order_acquire);
+	if (!(s & REGION_LIVE) || REGION_GEN(s) != (uint32_t)(h >> 32))
+		return NULL;
+	*state = s;
+	return r;
+}
 /* The live region of mh owned by g; g->lock must be held. */
 struct gdr_region *gdr_region_get(struct gdr *g, gdr_mh_t mh,
 				  const char *caller);
