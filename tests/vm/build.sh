@@ -25,12 +25,20 @@ $MAKE --no-print-directory modules KDIR="$kdir" \
 $MAKE --no-print-directory vm-cases || die "make vm-cases failed"
 
 rm -rf "$work/out"
-mkdir -p "$work/out/lib" "$work/out/cases"
+mkdir -p "$work/out/lib" "$work/out/cases" "$work/out/sim" "$work/out/tools"
 cp "$O/sim/$krel/nvsim/nvsim.ko" "$work/out/"
+# nvsim's test client, for the simulator's own p2p test (optional).
+if [ -f "$O/sim/$krel/nvsim/nvsim_selftest.ko" ]; then
+	cp "$O/sim/$krel/nvsim/nvsim_selftest.ko" "$work/out/"
+fi
 # kernel.mk names its output directory after the headers package.
 gdrdrv=$O/kernel/${kdir##*/linux-headers-}/gdrdrv/gdrdrv.ko
 [ -f "$gdrdrv" ] || die "make modules made no $gdrdrv"
 cp "$gdrdrv" "$work/out/"
-cp -P "$O"/sim/libcuda/libcuda.so* "$O"/lib/libgdrapi.so* "$work/out/lib/"
-cp "$O"/tests/vm/cases/* "$work/out/cases/" 2>/dev/null ||
-	die "no test cases under $O/tests/vm/cases"
+
+manifest=$($MAKE --no-print-directory -s vm-manifest) ||
+	die "make vm-manifest failed"
+echo "$manifest" | while read -r kind path; do
+	cp -P "$path" "$work/out/$kind/" || exit 1
+done || die "copying the VM's programs failed"
+[ -n "$(ls "$work/out/cases")" ] || die "no test cases under $O/tests/vm/cases"

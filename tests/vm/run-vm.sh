@@ -65,14 +65,13 @@ echo "== VM test on Linux $KVER (log: $log)"
 
 stage=$work/initramfs
 rm -rf "$stage"
-mkdir -p "$stage/vm/cases" "$stage/vm/steps" "$stage/lib/gdrmap" \
-	"$stage/usr/lib/gdrmap"
+mkdir -p "$stage/vm" "$stage/lib/gdrmap" "$stage/usr/lib"
 cp "$vmdir/init" "$stage/init"
 cp "$top/tests/run-tests.sh" "$stage/vm/run-tests.sh"
-cp "$vmdir"/steps/* "$stage/vm/steps/"
+cp -R "$vmdir/steps" "$work/out/cases" "$work/out/sim" "$work/out/tools" \
+	"$stage/vm/"
 cp "$work"/out/*.ko "$stage/lib/gdrmap/"
-cp -P "$work"/out/lib/* "$stage/usr/lib/gdrmap/"
-cp "$work"/out/cases/* "$stage/vm/cases/"
+cp -R "$work/out/lib" "$stage/usr/lib/gdrmap"
 cat >"$stage/vm/vm.conf" <<EOF
 GDRMAP_STRESS_SECS=$stress
 GDRMAP_CASE_TIMEOUT=${GDRMAP_CASE_TIMEOUT:-120}

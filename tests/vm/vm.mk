@@ -16,8 +16,25 @@ $(O)/tests/vm/cases/%: tests/vm/cases/%.c | lib sim-shim
 	$(CC) $(VM_CASE_CFLAGS) -MMD -MP -MF $(O)/tests/vm/dep/$*.d -o $@ $< \
 		$(VM_CASE_LIBS)
 
-.PHONY: vm-cases check-vm $(addprefix check-vm-,$(VM_SERIES))
-vm-cases: $(VM_CASE_BINS)
+# What else runs in the VM, from other parts of the tree (empty where a
+# part is absent): the simulator's own tests, once with only nvsim loaded,
+# and those of the gdrmap command's tests whose answers change with a GPU
+# present, once with gdrdrv loaded (test_cli.sh's do not, and it runs on
+# the host; under TCG it alone would take half a minute).
+VM_SIM_TESTS   = $(SIM_VMTEST_BINS)
+VM_TOOLS       = $(if $(GDRMAP_BIN),$(GDRMAP_BIN) $(JSONQ_BIN) tools/tests/lib.sh)
+VM_TOOLS_TESTS = $(if $(GDRMAP_BIN),$(filter %/test_doctor.sh %/test_measure.sh,$(TOOLS_TESTS)))
+
+.PHONY: vm-cases vm-manifest check-vm $(addprefix check-vm-,$(VM_SERIES))
+vm-cases: $(VM_CASE_BINS) $(VM_SIM_TESTS) $(VM_TOOLS)
+
+# For build.sh: "KIND PATH" lines, everything user space the VM gets.
+vm-manifest:
+	@for f in $(VM_CASE_BINS); do echo "cases $$f"; done
+	@for f in $(VM_SIM_TESTS); do echo "sim $$f"; done
+	@for f in $(VM_TOOLS) $(VM_TOOLS_TESTS); do echo "tools $$f"; done
+	@for f in $(wildcard $(O)/lib/libgdrapi.so* $(O)/sim/libcuda/libcuda.so*); do \
+		echo "lib $$f"; done
 
 # One VM run per kernel series; each appends its counts to $(CHECK_SUMMARY).
 $(addprefix check-vm-,$(VM_SERIES)): check-vm-%:
