@@ -121,7 +121,8 @@ check-kbuild:
 	for s in $(GDRDRV_CHECK_SERIES); do \
 		kdir=$$(ls -d /usr/src/linux-headers-$$s.*-amd64 2>/dev/null | grep -Ev -- "-(cloud|rt)-amd64$$" | sort -V | tail -n 1); \
 		if [ -z "$$kdir" ]; then \
-			echo "SKIP gdrdrv build for $$s: no /usr/src/linux-headers-$$s.*-amd64"; \
+			echo "SKIP gdrdrv build for $$s: no /usr/src/linux-headers-$$s.*-amd64" \
+				"(apt-get install linux-headers-amd64 linux-headers-6.12-amd64)"; \
 			skip=$$((skip + 1)); continue; fi; \
 		found=1; log=$(abspath $(O))/kernel/check-kbuild-$$s.log; \
 		mkdir -p $(abspath $(O))/kernel; \
@@ -135,9 +136,8 @@ check-kbuild:
 			fail=$$((fail + 1)); fi; \
 	done; \
 	if [ $$found = 0 ]; then \
-		echo "FAIL no kernel headers installed; install them with:"; \
-		echo "  apt-get install linux-headers-amd64 linux-headers-6.12.111+deb12-amd64"; \
-		echo "  (Debian 12: linux-headers-6.1.*-amd64 and linux-headers-6.12.*+deb12-amd64)"; \
+		echo "FAIL no Debian 6.1 or 6.12 kernel headers installed; on Debian 12:"; \
+		echo "  apt-get install linux-headers-amd64 linux-headers-6.12-amd64"; \
 		fail=$$((fail + 1)); fi; \
 	echo "$$pass $$fail $$skip" >>$(CHECK_SUMMARY); \
 	echo "$$pass passed, $$fail failed, $$skip skipped"; \
