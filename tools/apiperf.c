@@ -36,7 +36,10 @@ static int cycle(struct session *s, struct gpubuf *b, size_t off,
 {
 	const struct opts *o = s->o;
 	unsigned long addr = (unsigned long)b->base + off;
-	size_t words = o->size / 8, word, at;
+	/* Whole 8-byte words of the pattern inside the pinned range. */
+	size_t first = (off + 7) & ~(size_t)7;
+	size_t words = off + o->size > first ? (off + o->size - first) / 8 : 0;
+	size_t word, at;
 	gdr_info_t info;
 	gdr_mh_t mh;
 	void *map;
@@ -61,7 +64,7 @@ static int cycle(struct session *s, struct gpubuf *b, size_t off,
 	/* A different word every cycle, read through this cycle's mapping. */
 	if (words) {
 		word = (size_t)it * 7919 % words;
-		at = off + word * 8;
+		at = first + word * 8;
 		if (gdr_copy_from_mapping(mh, &got, (char *)map +
 					  (b->base + at - info.va), 8) ||
 		    got != pattern(at / 8))
@@ -83,7 +86,7 @@ int cmd_apiperf(int argc, char **argv)
 	struct gpubuf b;
 	uint64_t *ref = NULL;
 	size_t total, i;
-	long it, bad = 0;
+	long it, bad = 0, checked;
 	enum op failed = PIN;
 	int ret, k;
 	char a[32], c[32], d[32];
@@ -94,23 +97,18 @@ int cmd_apiperf(int argc, char **argv)
 	if (o.size > (1UL << 40) || o.offset > (1UL << 40))
 		return fail(&o, EXIT_USAGE, "size or offset too large");
 	total = (o.offset + o.size + 7) & ~(size_t)7;
+	/* cycle() reads a whole aligned word when the range holds one. */
+	checked = o.offset + o.size >= ((o.offset + 7) & ~(size_t)7) + 8 ?
+		  o.iters : 0;
 
 	ret = session_open(&s, &o);
 	if (ret)
 		goto close;
 	/* The allocation only: this command pins and maps by itself. */
 	memset(&b, 0, sizeof(b));
-	if (o.alloc == ALLOC_CUMEMALLOC) {
-		if (s.cu->MemAlloc(&b.base, total) != CUDA_SUCCESS) {
-			ret = fail(&o, EXIT_CANNOT, "cuMemAlloc(%zu) failed", total);
-			goto close;
-		}
-	} else if (!gdrmap_mem_alloc ||
-		   gdrmap_mem_alloc(o.device, total, (unsigned long *)&b.base)) {
-		ret = fail(&o, EXIT_CANNOT, "gdrmap_mem_alloc(%zu) failed (GDRCOPY_ENABLE_LOGGING=1 says why)",
-			   total);
+	ret = gpu_alloc(&s, total, &b.base);
+	if (ret)
 		goto close;
-	}
 	ref = malloc(total);
 	for (k = 0; k < NOPS; k++)
 		v[k] = malloc((size_t)o.iters * sizeof(double));
@@ -160,7 +158,7 @@ int cmd_apiperf(int argc, char **argv)
 			json_obj_end(&j);
 		}
 		json_obj_end(&j);
-		json_int(&j, "reads_checked", o.size >= 8 ? o.iters : 0);
+		json_int(&j, "reads_checked", checked);
 		json_int(&j, "reads_wrong", bad);
 		json_bool(&j, "verified", bad == 0);
 		json_finish(&j);
@@ -186,10 +184,7 @@ free_all:
 	for (k = 0; k < NOPS; k++)
 		free(v[k]);
 	free(ref);
-	if (o.alloc == ALLOC_CUMEMALLOC)
-		s.cu->MemFree(b.base);
-	else if (gdrmap_mem_free)
-		gdrmap_mem_free((unsigned long)b.base);
+	gpu_free(&s, b.base);
 close:
 	session_close(&s);
 	return ret;

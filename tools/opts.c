@@ -13,7 +13,7 @@
 const char *const cmd_names[CMD_COUNT] = {
 	"doctor", "copylat", "copybw", "apiperf", "pplat",
 };
-const char *const alloc_names[] = { "vmm", "cumemalloc" };
+const char *const alloc_names[] = { "vmm", "cumemalloc", "auto" };
 const char *const map_flag_names[] = { "default", "wc", "cache", "device" };
 
 #define B(c)	(1u << (c))
@@ -42,7 +42,7 @@ static const struct opt_def defs[] = {
 	{ "cpus", 'C', "LIST", MEASURE,
 	  { "CPUs to run on, e.g. 2 or 0-3,8 or all (default: the GPU's local CPUs from sysfs; latency is measured on the first)" } },
 	{ "alloc", 'a', "KIND", MEASURE,
-	  { "GPU memory: vmm (gdrmap_mem_alloc, every backend; default) or cumemalloc (gdrdrv and dmabuf backends only)" } },
+	  { "GPU memory: vmm (gdrmap_mem_alloc, every backend), cumemalloc (gdrdrv and dmabuf backends only), or auto (default: vmm, else cumemalloc where the backend pins it)" } },
 	{ "map-type", 'M', "TYPE", MEASURE,
 	  { "mapping type asked of gdr_map_v2: default, wc, cache or device" } },
 	{ "size", 's', "BYTES", B(CMD_COPYLAT) | B(CMD_COPYBW) | B(CMD_APIPERF),
@@ -216,7 +216,7 @@ static void defaults(enum cmd cmd, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	o->cmd = cmd;
 	o->device = cmd == CMD_DOCTOR ? -1 : 0;
-	o->alloc = ALLOC_VMM;
+	o->alloc = ALLOC_AUTO;
 	o->map_flags = GDR_MAP_FLAG_DEFAULT;
 	o->threads = 1;
 	o->modes = PP_ALL;
@@ -280,7 +280,7 @@ static int apply(enum cmd cmd, int id, const char *arg, const char *name,
 		return 0;
 	}
 	case 'a':
-		k = pick(arg, alloc_names, 2);
+		k = pick(arg, alloc_names, 3);
 		if (k < 0)
 			break;
 		o->alloc = (enum alloc_kind)k;

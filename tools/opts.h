@@ -23,6 +23,7 @@ enum cmd {
 enum alloc_kind {
 	ALLOC_VMM,		/* gdrmap_mem_alloc: every backend pins it */
 	ALLOC_CUMEMALLOC,	/* cuMemAlloc: gdrdrv and dmabuf only */
+	ALLOC_AUTO,		/* vmm, else cumemalloc where it can be pinned */
 };
 
 /* pplat's signal paths, as a bit set. */

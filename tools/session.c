@@ -97,29 +97,43 @@ void session_close(struct session *s)
 	}
 }
 
-static int buf_alloc(struct session *s, struct gpubuf *b, size_t size)
+int gpu_alloc(struct session *s, size_t size, CUdeviceptr *base)
 {
 	const struct opts *o = s->o;
+	unsigned long p = 0;
 	char e[160];
 	CUresult res;
-	int err;
+	int err = ENOSYS;
 
-	if (o->alloc == ALLOC_CUMEMALLOC) {
-		res = s->cu->MemAlloc(&b->base, size);
-		if (res != CUDA_SUCCESS)
-			return fail(o, EXIT_CANNOT, "cuMemAlloc(%zu): %s", size,
-				    tcu_error(res, e, sizeof(e)));
-		return 0;
+	if (o->alloc != ALLOC_CUMEMALLOC) {
+		if (gdrmap_mem_alloc)
+			err = gdrmap_mem_alloc(o->device, size, &p);
+		if (!err) {
+			s->alloc = ALLOC_VMM;
+			*base = (CUdeviceptr)p;
+			return 0;
+		}
+		if (o->alloc == ALLOC_VMM || !strcmp(s->backend, "vulkan"))
+			return fail(o, EXIT_CANNOT, "%s(%zu): %s%s",
+				    gdrmap_mem_alloc ? "gdrmap_mem_alloc" :
+				    "this libgdrapi.so.2 (not gdrmap's?) has no gdrmap_mem_alloc",
+				    size, strerror(err),
+				    "; GDRCOPY_ENABLE_LOGGING=1 says why");
 	}
-	if (!gdrmap_mem_alloc)
-		return fail(o, EXIT_CANNOT,
-			    "this libgdrapi.so.2 has no gdrmap_mem_alloc (it is not gdrmap's): use -a cumemalloc");
-	err = gdrmap_mem_alloc(o->device, size, (unsigned long *)&b->base);
-	if (err)
-		return fail(o, EXIT_CANNOT,
-			    "gdrmap_mem_alloc(%zu): %s (GDRCOPY_ENABLE_LOGGING=1 says more)",
-			    size, strerror(err));
+	res = s->cu->MemAlloc(base, size);
+	if (res != CUDA_SUCCESS)
+		return fail(o, EXIT_CANNOT, "cuMemAlloc(%zu): %s", size,
+			    tcu_error(res, e, sizeof(e)));
+	s->alloc = ALLOC_CUMEMALLOC;
 	return 0;
+}
+
+void gpu_free(struct session *s, CUdeviceptr base)
+{
+	if (s->alloc == ALLOC_CUMEMALLOC)
+		s->cu->MemFree(base);
+	else if (gdrmap_mem_free)
+		gdrmap_mem_free((unsigned long)base);
 }
 
 int gpubuf_open(struct session *s, struct gpubuf *b, size_t size, size_t off)
@@ -133,7 +147,7 @@ int gpubuf_open(struct session *s, struct gpubuf *b, size_t size, size_t off)
 	if (off >= size)
 		return fail(o, EXIT_USAGE, "offset %zu leaves nothing of %zu bytes",
 			    off, size);
-	err = buf_alloc(s, b, size);
+	err = gpu_alloc(s, size, &b->base);
 	if (err)
 		return err;
 	b->allocated = true;
@@ -142,9 +156,9 @@ int gpubuf_open(struct session *s, struct gpubuf *b, size_t size, size_t off)
 	if (err)
 		return fail(o, EXIT_CANNOT,
 			    "gdr_pin_buffer(%zu bytes, %s memory, %s backend): %s%s",
-			    size - off, alloc_names[o->alloc], s->backend,
+			    size - off, alloc_names[s->alloc], s->backend,
 			    strerror(err),
-			    o->alloc == ALLOC_CUMEMALLOC && strcmp(s->backend, "gdrdrv") ?
+			    s->alloc == ALLOC_CUMEMALLOC && strcmp(s->backend, "gdrdrv") ?
 			    "; the module-free backends pin -a vmm memory only" : "");
 	b->pinned = true;
 	err = gdr_get_info(s->g, b->mh, &b->info);
@@ -172,12 +186,8 @@ void gpubuf_close(struct session *s, struct gpubuf *b)
 		gdr_unmap(s->g, b->mh, b->map, b->map_len);
 	if (b->pinned)
 		gdr_unpin_buffer(s->g, b->mh);
-	if (b->allocated) {
-		if (s->o->alloc == ALLOC_CUMEMALLOC)
-			s->cu->MemFree(b->base);
-		else if (gdrmap_mem_free)
-			gdrmap_mem_free((unsigned long)b->base);
-	}
+	if (b->allocated)
+		gpu_free(s, b->base);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -279,7 +289,7 @@ void session_json_header(struct json *j, const struct session *s,
 	json_int(j, "cuda_driver_version", s->cu->driver_version);
 	json_obj_end(j);
 	json_str(j, "backend", s->backend);
-	json_str(j, "allocation", alloc_names[s->o->alloc]);
+	json_str(j, "allocation", alloc_names[s->alloc]);
 	json_str(j, "map_flag", map_flag_names[s->o->map_flags]);
 	json_str(j, "mapping_type", b && b->map_type ? b->map_type : NULL);
 	json_obj_begin(j, "cpus");
@@ -303,7 +313,7 @@ void session_print_header(const struct session *s, const struct gpubuf *b)
 	       s->gpu.busid[0] ? s->gpu.busid : "bus id unknown",
 	       s->cu->driver_version);
 	printf("backend %s, %s memory, mapping %s (asked: %s)\n", s->backend,
-	       alloc_names[s->o->alloc], b && b->map_type ? b->map_type : "-",
+	       alloc_names[s->alloc], b && b->map_type ? b->map_type : "-",
 	       map_flag_names[s->o->map_flags]);
 	if (s->cpu >= 0)
 		printf("CPUs %s (%s), measuring on CPU %d; reading the clock costs %.0f ns, included in every figure\n",

@@ -47,6 +47,7 @@ struct session {
 	int cpu;		/* where the measuring thread runs; -1: anywhere */
 	gdr_t g;
 	const char *backend;
+	enum alloc_kind alloc;	/* what -a auto became */
 	double timer_ns;
 };
 
@@ -74,7 +75,15 @@ int fail(const struct opts *o, int code, const char *fmt, ...);
 int session_open(struct session *s, const struct opts *o);
 void session_close(struct session *s);
 
-/* Allocate size bytes (o->alloc) and pin and map [base+off, base+size). */
+/*
+ * GPU memory of the kind -a asks for (auto: gdrmap_mem_alloc, else
+ * cuMemAlloc where the backend can pin it, as on the simulated GPU,
+ * whose CUDA exports no file descriptors); 0 or an exit code.
+ */
+int gpu_alloc(struct session *s, size_t size, CUdeviceptr *base);
+void gpu_free(struct session *s, CUdeviceptr base);
+
+/* Allocate size bytes (gpu_alloc) and pin and map [base+off, base+size). */
 int gpubuf_open(struct session *s, struct gpubuf *b, size_t size, size_t off);
 void gpubuf_close(struct session *s, struct gpubuf *b);
 
