@@ -32,7 +32,7 @@ TOOLS_UNIT := $(O)/tools/tests/test_units
 $(TOOLS_UNIT): tools/tests/test_units.c $(TOOLS_OBJS) | lib
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOLS_CFLAGS) -Itests/common -o $@ $^ -L$(O)/lib -lgdrapi \
-		$(TOOLS_LDRPATH) -ldl -lpthread -lm
+		-Wl,-rpath,$(abspath $(O))/lib -ldl -lpthread -lm
 
 TOOLS_TESTS := $(TOOLS_UNIT) $(wildcard tools/tests/test_*.sh)
 
@@ -50,5 +50,11 @@ check-tools: tools-tests
 CHECK_SUITES += check-tools
 
 # `make install` installs $(GDRMAP_BIN) (packaging/install.mk, install-tools).
+
+# The demo: doctor, copylat and pplat on this machine's GPU, or on the
+# simulated GPU in the test VM where there is none (tools/demo.sh).
+.PHONY: demo
+demo: tools
+	O=$(O) tools/demo.sh $(O)/demo
 
 -include $(TOOLS_OBJS:.o=.d) $(O)/tools/gdrmap.d
