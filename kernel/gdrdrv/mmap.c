@@ -21,6 +21,10 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
+#ifdef CONFIG_PPC64
+#include <asm/cpu_has_feature.h>
+#endif
+
 #include "compat.h"
 #include "gdrdrv.h"
 
