@@ -23,6 +23,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 PKGS="gdrmap gdrmap-tools gdrmap-tools-dbgsym gdrmap-dkms libgdrapi-dev libgdrapi2 libgdrapi2-dbgsym"
 DEPS="debhelper dkms pkgconf gcc make libc6-dev"
 SNAP_DIRS="/usr /etc /lib /var/lib/dkms"
+# Another apt or dpkg at work on this machine is waited for, not failed on.
+APT="apt-get -o DPkg::Lock::Timeout=600"
 
 if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root (apt-get, dpkg, dkms)"; exit 77; fi
 for c in dpkg apt-get dpkg-query; do
@@ -45,7 +47,7 @@ installed_pkgs() {
 }
 purge_all() {
 	p=$(installed_pkgs)
-	[ -z "$p" ] || dpkg --purge $p >"$work/purge.log" 2>&1 ||
+	[ -z "$p" ] || $APT purge -y $p >"$work/purge.log" 2>&1 ||
 		{ cat "$work/purge.log"; return 1; }
 }
 snapshot() {
@@ -70,26 +72,22 @@ for p in $DEPS; do
 done
 if [ -n "$missing" ]; then
 	step "install build dependencies:$missing"
-	{ apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing; } \
+	{ $APT update -qq && $APT install -y -qq --no-install-recommends $missing; } \
 		>"$work/deps.log" 2>&1 || { tail -n 20 "$work/deps.log"; fail "apt-get install$missing"; }
 fi
 
 snapshot "$work/before.list"
 
-step "build the packages (dpkg-buildpackage -us -uc -b)"
-mkdir "$work/src"
-tar -C "$top" --exclude=./.git --exclude='./build' --exclude='./build-*' \
-	--exclude=./bench/results -cf - . | tar -C "$work/src" -xf -
-rm -rf "$work/src/debian"
-cp -r "$work/src/packaging/debian" "$work/src/debian"
-(cd "$work/src" && dpkg-buildpackage -us -uc -b -j"$(nproc)") >"$work/build.log" 2>&1 ||
-	{ tail -n 40 "$work/build.log"; fail "dpkg-buildpackage (log: $work/build.log)"; }
-grep -E '^(dpkg-gensymbols|dh_missing): (warning|error)' "$work/build.log" &&
+step "build the packages (build-debs.sh: dpkg-buildpackage -us -uc -b)"
+packaging_dir=$(dirname "$0")
+"$packaging_dir/build-debs.sh" "$work/debs" >"$work/build.out" 2>&1 ||
+	{ cat "$work/build.out"; fail "building the packages"; }
+grep -E '^(dpkg-gensymbols|dh_missing): (warning|error)' "$work/debs/build.log" &&
 	fail "the build warned about symbols or files no package installs"
-ls "$work"/*.deb | sed 's|.*/|    |'
+ls "$work"/debs/*.deb | sed 's|.*/|    |'
 
 step "install them with apt-get"
-apt-get install -y --no-install-recommends "$work"/*.deb >"$work/install.log" 2>&1 ||
+$APT install -y --no-install-recommends "$work"/debs/*.deb >"$work/install.log" 2>&1 ||
 	{ tail -n 40 "$work/install.log"; fail "apt-get install (log: $work/install.log)"; }
 grep '^gdrdrv ' "$work/install.log" | sed 's/^/    /' || true
 for p in gdrmap gdrmap-tools gdrmap-dkms libgdrapi-dev libgdrapi2; do
@@ -153,7 +151,7 @@ if [ -z "$hdr" ]; then
 else
 	kver=${hdr#/usr/src/linux-headers-}
 	step "gdrdrv $ver built by DKMS for $kver"
-	if ! dkms status -m gdrdrv -v "$ver" -k "$kver" | grep -q ': installed'; then
+	if ! dkms status -m gdrdrv -v "$ver" -k "$kver" 2>/dev/null | grep -q ': installed'; then
 		echo "    (the postinst did not build it: dkms build -k $kver)"
 		dkms build -m gdrdrv -v "$ver" -k "$kver" >"$work/dkms.log" 2>&1 &&
 			dkms install -m gdrdrv -v "$ver" -k "$kver" >>"$work/dkms.log" 2>&1 ||
@@ -170,7 +168,7 @@ else
 fi
 
 step "purge them"
-purge_all || fail "dpkg --purge failed"
+purge_all || fail "apt-get purge failed"
 [ -z "$(installed_pkgs)" ] || fail "still installed: $(installed_pkgs)"
 [ -z "$(dkms status -m gdrdrv 2>/dev/null)" ] ||
 	fail "DKMS still knows gdrdrv: $(dkms status -m gdrdrv)"

@@ -40,7 +40,9 @@ add)
 	fi
 	;;
 remove)
-	if registered; then dkms remove -m $name -v "$ver" --all >/dev/null; fi
+	if registered && ! dkms remove -m $name -v "$ver" --all >/dev/null 2>&1; then
+		echo "gdrdrv $ver: WARNING: dkms remove -m $name -v $ver --all failed" >&2
+	fi
 	rmdir /var/lib/dkms/$name 2>/dev/null || true
 	;;
 *) usage ;;
