@@ -43,7 +43,9 @@ q() { "$jsonq" "$@"; }
 # The title: what, then device and backend, and the simulated label.
 title() {
 	f=$1 what=$2
-	t="gdrmap $what\\n$(q "$f" .device.name), $(q "$f" .backend) backend, $(q "$f" .mapping_type)"
+	t="gdrmap $what\\n$(q "$f" .device.name), $(q "$f" .backend) backend"
+	mt=$(q "$f" .mapping_type)
+	[ "$mt" = null ] || t="$t, $mt"
 	if [ "$(q "$f" .simulated)" = true ]; then
 		t="SIMULATED GPU - NOT PERFORMANCE DATA\\n$t"
 	fi
@@ -188,6 +190,9 @@ if [ "$(wc -l <"$tmp/threads.dat")" -gt 1 ]; then
 	cat >"$tmp/th.gp" <<GP
 set title "$(title "$bwfile" "bandwidth over threads")"
 set xlabel "threads"
+set logscale x 2
+set format x "%g"
+set xtics 2
 set ylabel "GB/s (from the median copy)"
 set yrange [0:*]
 set grid

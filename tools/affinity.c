@@ -167,6 +167,12 @@ int cpus_choose(const char *opt, const char *busid, struct cpu_choice *c,
 		return 0;
 	}
 	c->source = "gpu-local";
+	/* CPU 0 takes most of the interrupts and housekeeping: measure on
+	 * the next local CPU, keeping 0 for the last thread if any. */
+	if (c->n > 1 && c->cpu[0] == 0) {
+		memmove(c->cpu, c->cpu + 1, (size_t)(c->n - 1) * sizeof(int));
+		c->cpu[c->n - 1] = 0;
+	}
 	return 0;
 }
 

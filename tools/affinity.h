@@ -13,7 +13,7 @@
 
 struct cpu_choice {
 	int n;			/* CPUs chosen; 0: the threads are not moved */
-	int cpu[CPU_SETSIZE];	/* in ascending order */
+	int cpu[CPU_SETSIZE];	/* in the order threads take them */
 	char list[256];		/* as a cpulist, e.g. "0-15" */
 	const char *source;	/* "option", "gpu-local" or "none" */
 	char note[160];		/* why no CPUs were chosen, if so */
@@ -33,7 +33,8 @@ void cpulist_format(const cpu_set_t *set, char *buf, size_t len);
 
 /*
  * Choose CPUs: the --cpus option if given ("all": leave threads where the
- * scheduler puts them), else the GPU's local CPUs (busid may be NULL).
+ * scheduler puts them), else the GPU's local CPUs (busid may be NULL),
+ * CPU 0 moved last.
  * Only CPUs this process may run on count.  Returns 0, or -1 with err
  * set when the option names no usable CPU (a usage error).
  */

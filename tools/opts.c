@@ -40,7 +40,7 @@ static const struct opt_def defs[] = {
 	  { [CMD_DOCTOR] = "look at this CUDA device only (default: all)",
 	    [CMD_COPYLAT] = "CUDA device ordinal (default 0)" } },
 	{ "cpus", 'C', "LIST", MEASURE,
-	  { "CPUs to run on, e.g. 2 or 0-3,8 or all (default: the GPU's local CPUs from sysfs; latency is measured on the first)" } },
+	  { "CPUs to run on, e.g. 2 or 0-3,8 or all (default: the GPU's local CPUs from sysfs; latency is measured on the first, CPU 0 last)" } },
 	{ "alloc", 'a', "KIND", MEASURE,
 	  { "GPU memory: vmm (gdrmap_mem_alloc, every backend), cumemalloc (gdrdrv and dmabuf backends only), or auto (default: vmm, else cumemalloc where the backend pins it)" } },
 	{ "map-type", 'M', "TYPE", MEASURE,

@@ -1,0 +1,50 @@
+#!/bin/sh
+# bench/plot.sh on recorded --json output (tools/tests/data: runs on the
+# simulated GPU): a PNG and an SVG per file and the threads plot, each
+# titled as simulated; bad input refused.  Skips the plotting without
+# gnuplot.
+. "$(dirname "$0")/lib.sh"
+
+data=$(cd "$(dirname "$0")/data" 2>/dev/null && pwd)
+plot=$(cd "$(dirname "$0")/../../bench" 2>/dev/null && pwd)/plot.sh
+export JSONQ
+if [ -z "$data" ] || [ ! -x "$plot" ]; then
+	# Copied without the tree around it (as into the VM).
+	skipped=1
+	echo "SKIP: no tools/tests/data or bench/plot.sh next to this script" >&2
+	done_tests
+fi
+
+for f in "$data"/*.json; do
+	expect "$(basename "$f") is valid JSON" "$JSONQ" "$f"
+	expect "$(basename "$f") is labelled simulated" jq_is "$f" .simulated true
+done
+
+if ! command -v gnuplot >/dev/null; then
+	skipped=$((skipped + 1))
+	echo "SKIP: no gnuplot (apt-get install gnuplot-nox)" >&2
+	done_tests
+fi
+
+run_rc plot "$plot" -o "$OUT/p" "$data"/copylat.json "$data"/pplat.json \
+	"$data"/apiperf.json "$data"/copybw-t1.json "$data"/copybw-t2.json \
+	"$data"/doctor.json
+expect "plot.sh exits 0 (got $rc: $(cat "$OUT/plot.err"))" [ $rc = 0 ]
+for n in copylat pplat apiperf copybw-t1 copybw-t2 copybw-threads; do
+	expect "$n.png written" [ -s "$OUT/p/$n.png" ]
+	expect "$n.png is a PNG" grep -q PNG "$OUT/p/$n.png"
+	expect "$n.svg written" grep -q "<svg" "$OUT/p/$n.svg"
+	expect "$n.svg says SIMULATED" grep -q "SIMULATED GPU" "$OUT/p/$n.svg"
+done
+expect "doctor: nothing to plot, said so" grep -q "nothing to plot" "$OUT/plot.err"
+
+echo '{"tool": "gdrmap", "command": "copylat", "error": "no GPU", "exit_code": 1}' >"$OUT/err.json"
+run_rc e "$plot" -o "$OUT/p" "$OUT/err.json"
+expect "a failed run's JSON is refused" [ $rc = 1 ]
+echo '{"command": ' >"$OUT/broken.json"
+run_rc b "$plot" -o "$OUT/p" "$OUT/broken.json"
+expect "broken JSON is refused" [ $rc = 1 ]
+run_rc n "$plot"
+expect "no file: usage error" [ $rc = 1 ]
+
+done_tests
