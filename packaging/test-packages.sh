@@ -4,7 +4,8 @@
 #   2. install them with apt-get (DKMS builds gdrdrv for every kernel
 #      with headers; a running kernel without headers must not matter);
 #   3. compile a consumer found through `pkg-config gdrapi` and run it
-#      (no GPU needed: version query, gdr_open failing cleanly);
+#      (no GPU needed: version query, gdr_open failing cleanly), and run
+#      the installed `gdrmap doctor` (exit 0 without a GPU);
 #   4. check gdrdrv.ko was built by DKMS for the newest installed
 #      /usr/src/linux-headers-* (built with -k if the postinst had not);
 #   5. purge them and check /usr /etc /lib /var/lib/dkms hold exactly the
@@ -139,9 +140,11 @@ owner=$(dpkg -S "${real#/usr}" "$real" 2>/dev/null | cut -d: -f1 | head -n 1 || 
 	fail "the consumer links libgdrapi.so.2 from '$lib', not libgdrapi2's"
 "$work/consumer" | sed 's/^/    /' || fail "the consumer failed"
 man -w gdr_open gdr_copy_to_mapping gdrdrv >/dev/null 2>&1 || fail "man pages missing"
-if [ -x /usr/bin/gdrmap ]; then
-	/usr/bin/gdrmap --help >/dev/null 2>&1 || fail "gdrmap --help failed"
-fi
+# The installed command, on the installed library (it has no run path).
+[ -x /usr/bin/gdrmap ] || fail "gdrmap-tools installed no /usr/bin/gdrmap"
+/usr/bin/gdrmap doctor >"$work/doctor.log" 2>&1 ||
+	{ cat "$work/doctor.log"; fail "gdrmap doctor failed"; }
+grep -E '^\[(ok  |warn|fail)\] library ' "$work/doctor.log" | sed 's/^/    /' || true
 
 ver=$(dpkg-query -W -f='${Version}' gdrmap-dkms); ver=${ver%-*}
 hdr=$(ls -d /usr/src/linux-headers-*-amd64 /usr/src/linux-headers-*-arm64 2>/dev/null |
