@@ -54,7 +54,8 @@ int pci_place(const char *bdf, struct pci_place *p);
  * 0 if unreadable. */
 unsigned long long pci_vram_bar(const char *bdf, int *index);
 
-/* nvidia-smi topo's names: X, PIX, PXB, PHB, NODE or SYS. */
+/* nvidia-smi topo's names: X, PIX, PXB, PHB, NODE or SYS; "unknown"
+ * when either is not in sysfs. */
 const char *pci_relation(const struct pci_place *a, const struct pci_place *b);
 
 struct nic {

@@ -86,6 +86,8 @@ const char *pci_relation(const struct pci_place *a, const struct pci_place *b)
 {
 	int c = 0, ua, ub;
 
+	if (!a->known || !b->known)
+		return "unknown";
 	if (!strcmp(a->bdf, b->bdf))
 		return "X";
 	if (strcmp(a->root, b->root))

@@ -131,6 +131,7 @@ static void place(struct pci_place *p, const char *root, int numa, int n, ...)
 			 va_arg(ap, const char *));
 	va_end(ap);
 	p->depth = n;
+	p->known = true;
 	memcpy(p->bdf, p->chain[n - 1], sizeof(p->bdf));
 }
 
@@ -157,6 +158,8 @@ static void test_relation(void)
 	CHECK(!strcmp(pci_relation(&gpu, &nic), "NODE"), "same node");
 	nic.numa = 1;
 	CHECK(!strcmp(pci_relation(&gpu, &nic), "SYS"), "other node");
+	nic.known = false;
+	CHECK(!strcmp(pci_relation(&gpu, &nic), "unknown"), "not in sysfs");
 }
 
 int main(void)
