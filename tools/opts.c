@@ -310,7 +310,8 @@ static int apply(enum cmd cmd, int id, const char *arg, const char *name,
 	case 'w':
 	case 'r':
 	case 'n':
-		if (parse_long(arg, 1, 100000000, &v))
+		/* Samples are kept in memory: 8 bytes each, per call kind. */
+		if (parse_long(arg, 1, 10000000, &v))
 			break;
 		*(id == 'w' ? &o->w_iters : id == 'r' ? &o->r_iters :
 		  &o->iters) = v;

@@ -330,7 +330,6 @@ void *host_alloc(struct session *s, size_t n, bool *pinned)
 	*pinned = s->cu->MemAllocHost(&p, n) == CUDA_SUCCESS && p;
 	if (!*pinned && posix_memalign(&p, 4096, n))
 		return NULL;
-	memset(p, 0, n);
 	return p;
 }
 

@@ -98,7 +98,7 @@ int verify_both_ways(struct session *s, struct gpubuf *b, size_t off,
 /*
  * Host memory for copies: pinned (cuMemAllocHost), as cuMemcpy is fastest
  * from and as GPU kernels can reach; page-aligned memory where pinning
- * fails.  Zeroed.
+ * fails.
  */
 void *host_alloc(struct session *s, size_t n, bool *pinned);
 void host_free(struct session *s, void *p, bool pinned);

@@ -101,6 +101,8 @@ copybw -s 1M -o 4K -c 1M
 copybw -n 3
 copybw --cold
 apiperf -n 0
+apiperf -n 10000001
+copylat -w 99999999
 apiperf -w 3
 pplat -n 0
 pplat -n abc
