@@ -81,6 +81,14 @@ static void cpu_model(char *buf, size_t len)
 	fclose(f);
 }
 
+/* The NVIDIA kernel driver's version, from its module (no root needed). */
+static const char *nvidia_version(char *buf, size_t len)
+{
+	if (read_line("/sys/module/nvidia/version", buf, len))
+		snprintf(buf, len, "unknown");
+	return buf;
+}
+
 /* The IOMMU-related words of the kernel command line. */
 static void iommu_cmdline(char *buf, size_t len)
 {
@@ -386,6 +394,8 @@ static void print_json(const struct report *r)
 
 	json_obj_begin(&j, "cuda");
 	json_bool(&j, "available", r->cu != NULL);
+	json_str(&j, "nvidia_driver_version",
+		 nvidia_version(buf, sizeof(buf)));
 	if (r->cu) {
 		json_int(&j, "driver_version", r->cu->driver_version);
 		json_int(&j, "device_count", r->cu->device_count);
@@ -476,7 +486,7 @@ int cmd_doctor(int argc, char **argv)
 	struct backend_probe bp[NR_BACKENDS];
 	struct report r;
 	struct opts o;
-	char why[512], err[256];
+	char why[512], err[256], nv[64];
 	const struct tcu *cu;
 	int ret, i, first, last, ng = 0, nn, maj = 0, min = 0, fails = 0;
 	Dl_info dl;
@@ -499,7 +509,8 @@ int cmd_doctor(int argc, char **argv)
 			  "%s", why);
 	} else {
 		check_add(&cs, "cuda", V_OK, NULL,
-			  "CUDA driver API %d.%d, %d GPU%s",
+			  "NVIDIA driver %s, CUDA driver API %d.%d, %d GPU%s",
+			  nvidia_version(nv, sizeof(nv)),
 			  cu->driver_version / 1000,
 			  cu->driver_version % 1000 / 10, cu->device_count,
 			  cu->device_count == 1 ? "" : "s");

@@ -17,7 +17,7 @@ expect "doctor --json has the documented keys" jq_has "$f" \
 	.tool .command .version .simulated .gpu_present \
 	.host.kernel .host.arch .host.cpu_model \
 	.library.api_version .library.path \
-	.cuda.available .cuda.driver_version .cuda.device_count .cuda.error \
+	.cuda.available .cuda.nvidia_driver_version .cuda.driver_version .cuda.device_count .cuda.error \
 	.gpus .backends .default_backend .nvidia_peermem_loaded \
 	.iommu.active .iommu.cmdline .nics .topology .checks \
 	.summary.ok .summary.warn .summary.fail
