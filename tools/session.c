@@ -170,11 +170,14 @@ int gpubuf_open(struct session *s, struct gpubuf *b, size_t size, size_t off)
 			    map_flag_names[o->map_flags], strerror(err));
 	b->mapped = true;
 	b->map_len = size - off;
-	/* The mapping starts at info.va, the pinned window's start. */
+	/* The mapping starts at info.va, the pinned window's start, which
+	 * lies above base when the offset is 64 KiB or more: cpu may then
+	 * point before the mapping, and only cpu + off is ever used. */
 	err = gdr_get_info(s->g, b->mh, &b->info);
 	if (err)
 		return fail(o, EXIT_CANNOT, "gdr_get_info: %s", strerror(err));
-	b->cpu = (char *)b->map - (b->info.va - (unsigned long)b->base);
+	b->cpu = (char *)((uintptr_t)b->map + (uintptr_t)b->base -
+			  (uintptr_t)b->info.va);
 	if (gdr_get_mapping_type_string(b->info.mapping_type, &b->map_type))
 		b->map_type = "unknown";
 	return 0;

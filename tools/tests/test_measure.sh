@@ -69,6 +69,12 @@ run_rc cold "$GDRMAP" copylat --json -s 4K -w 5 -r 5 --cold
 expect "copylat --cold exits 0" [ $rc = 0 ]
 expect "copylat --cold labelled" jq_is "$OUT/cold.out" .cold_cache true
 
+# An offset past the first 64 KiB: the pinned window starts above the
+# allocation.
+run_rc far "$GDRMAP" copylat --json -s 4K -m 1K -w 5 -r 5 -o 70001
+expect "copylat -o 70001 exits 0 (got $rc: $(cat "$OUT/far.err"))" [ $rc = 0 ]
+expect "copylat -o 70001 verified" jq_is "$OUT/far.out" .verified true
+
 run_rc bw "$GDRMAP" copybw --json -s 1M -c 768K -o 64 -w 3 -r 3 -t 3
 f=$OUT/bw.out
 expect "copybw exits 0 (got $rc: $(cat "$OUT/bw.err"))" [ $rc = 0 ]
@@ -108,6 +114,11 @@ if [ "$sim" = true ]; then
 else
 	expect "pplat on a GPU: kernel responder" jq_is "$f" .responder gpu-kernel
 fi
+
+run_rc pp1 "$GDRMAP" pplat --json -n 30 --mode hostflag,mapping
+expect "pplat --mode hostflag,mapping exits 0" [ $rc = 0 ]
+expect "pplat --mode: two modes" jq_is "$OUT/pp1.out" .modes# 2
+expect "pplat --mode: no htod" sh -c "! '$JSONQ' '$OUT/pp1.out' .modes.htod 2>/dev/null"
 
 # Text output of each, with the simulated banner where it applies.
 for c in "copylat -s 1K -w 5 -r 5" "copybw -s 256K -w 2 -r 2" \
