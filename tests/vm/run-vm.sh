@@ -19,6 +19,10 @@
 #   GDRMAP_VM_GDRDRV_PARAMS  extra gdrdrv insmod parameters []
 #   GDRMAP_VM_NVSIM_PARAMS   nvsim insmod parameters [poison=1: freed GPU pages
 #                        read 0x6b, so use after free shows]
+#   GDRMAP_VM_ONLY       extended regex: run only the tests whose path
+#                        matches (the module steps always run) []
+#   VERBOSE              non-empty: show every test's output, not only
+#                        a failing one's []
 #   MAKE                 [make]
 # Exit status: 0 when every check passed and the kernel log is clean.
 set -eu
@@ -78,6 +82,8 @@ GDRMAP_CASE_TIMEOUT=${GDRMAP_CASE_TIMEOUT:-120}
 GDRMAP_VM_MODES="${GDRMAP_VM_MODES:-1 0}"
 GDRMAP_VM_NVSIM_PARAMS="${GDRMAP_VM_NVSIM_PARAMS-poison=1}"
 GDRMAP_VM_GDRDRV_PARAMS="${GDRMAP_VM_GDRDRV_PARAMS:-}"
+GDRMAP_VM_ONLY="${GDRMAP_VM_ONLY:-}"
+VERBOSE="${VERBOSE:-}"
 EOF
 "$vmdir/mkinitramfs.sh" "$stage" "$work/initramfs.cpio.gz" ||
 	fail_early "initramfs failed"
