@@ -82,6 +82,34 @@ int main(void)
 		       sizes[s], READS, backwards,
 		       (unsigned long long)(last - first));
 	}
+	/*
+	 * The same test through GDRCopy 2.6's read routine, when GDRCOPY_LIB
+	 * names its library: it has no fence, and its backward reads show
+	 * that this test sees the hazard it guards against.  Informational:
+	 * it counts nothing.
+	 */
+	if (getenv("GDRCOPY_LIB")) {
+		void *lib = dlopen(getenv("GDRCOPY_LIB"), RTLD_NOW);
+		void (*load)(void *, const void *, size_t) = NULL;
+
+		if (lib)
+			*(void **)&load = dlsym(lib, "memcpy_uncached_load_avx2");
+		for (s = 0; load && s < 2; s++) {
+			size_t n = s ? 256 : 64;
+
+			load(buf, counter, n);
+			memcpy(&prev, buf, 8);
+			for (backwards = 0, i = 0; i < READS; i++) {
+				load(buf, counter, n);
+				memcpy(&now, buf, 8);
+				backwards += now < prev;
+				prev = now;
+			}
+			printf("control, GDRCopy 2.6 load_avx2, size %3zu: %d reads, %u backwards\n",
+			       n, READS, backwards);
+		}
+	}
+
 	stop = 1;
 	CHECK_RET(gdr_copy_to_mapping(mh, stopp, &stop, sizeof(stop)), 0);
 	CU_OK(cu.StreamSynchronize(stream));
