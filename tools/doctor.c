@@ -323,8 +323,8 @@ struct report {
 
 static void json_gpus(struct json *j, const struct report *r)
 {
-	char cc[16];
-	int i;
+	char cc[16], where[32];
+	int i, acs;
 
 	json_arr_begin(j, "gpus");
 	for (i = 0; i < r->ng; i++) {
@@ -355,6 +355,11 @@ static void json_gpus(struct json *j, const struct report *r)
 		json_int(j, "posix_fd_supported", g->posix_fd);
 		json_str(j, "iommu_group_type",
 			 g->iommu_type[0] ? g->iommu_type : NULL);
+		acs = g->place.known ?
+		      acs_redirects(&g->place, where, sizeof(where)) : -2;
+		json_str(j, "acs", acs > 0 ? "redirect" : acs == 0 ? "no-redirect" :
+			 acs == -1 ? "unreadable" : NULL);
+		json_str(j, "acs_redirect_at", acs > 0 ? where : NULL);
 		json_obj_end(j);
 	}
 	json_arr_end(j);

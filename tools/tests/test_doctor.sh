@@ -76,7 +76,7 @@ else
 	expect "GPU 0 has its keys" jq_has "$f" .gpus[0].name \
 		.gpus[0].pci_bus_id .gpus[0].numa_node .gpus[0].local_cpus \
 		.gpus[0].bar_bytes .gpus[0].memory_bytes \
-		.gpus[0].rdma_supported .gpus[0].simulated
+		.gpus[0].rdma_supported .gpus[0].simulated .gpus[0].acs
 	if [ "$("$JSONQ" "$f" .gpus[0].simulated)" = true ]; then
 		expect "simulated GPU: top-level simulated" jq_is "$f" .simulated true
 		expect "simulated GPU: banner" grep -q SIMULATED "$OUT/text.out"
