@@ -80,11 +80,45 @@ void iommu_group_type(const char *bdf, char *buf, size_t len);
  */
 int acs_redirects(const struct pci_place *p, char *where, size_t len);
 
+/* --- the report (doctor.c gathers, doctor_json.c writes JSON) --- */
+
+#include "cudaload.h"
+
+#define MAX_GPUS 16
+
+struct gpu {
+	struct gpu_info info;
+	struct pci_place place;
+	unsigned long long bar;
+	int bar_index;
+	int rdma, rdma_vmm, dmabuf, vmm, posix_fd;
+	char iommu_type[32];
+};
+
+struct report {
+	const struct opts *o;
+	const struct tcu *cu;
+	const char *cuda_why;
+	struct gpu *gpus;
+	int ng;
+	const struct nic *nics;
+	int nn;
+	const struct backend_probe *bp;
+	const char *chosen;
+	const struct checks *cs;
+	bool simulated;
+};
+
+extern const char *const verdict_names[];
+
+/* The NVIDIA kernel driver's version (/sys/module/nvidia/version). */
+const char *nvidia_version(char *buf, size_t len);
+
+void doctor_json(const struct report *r);
+
 #endif /* GDRMAP_TOOLS_DOCTOR_H */
 
 /* --- backends (doctor_backend.c) --- */
-
-struct tcu;
 
 struct backend_probe {
 	const char *name;
