@@ -80,6 +80,30 @@ void iommu_group_type(const char *bdf, char *buf, size_t len);
  */
 int acs_redirects(const struct pci_place *p, char *where, size_t len);
 
+/* --- backends (doctor_backend.c) --- */
+
+struct backend_probe {
+	const char *name;
+	bool usable;
+	char why[512];		/* the library's reason, if not usable */
+	char fix[400];
+	int drv_major, drv_minor;	/* gdr_driver_get_version */
+	bool tested;		/* the self-test ran ... */
+	bool test_ok;		/* ... and moved the right bytes */
+	char test[320];		/* what it did or why it failed */
+};
+
+#define NR_BACKENDS 3
+
+/*
+ * gdr_open with each backend forced in turn (GDRMAP_BACKEND), the
+ * library's log captured to explain refusals; for each usable one, if
+ * CUDA works, a pin/map/copy self-test on device dev.  Call before any
+ * other use of the library in the process: its logging is configured
+ * once.
+ */
+void probe_backends(struct backend_probe *bp, const struct tcu *cu, int dev);
+
 /* --- the report (doctor.c gathers, doctor_json.c writes JSON) --- */
 
 #include "cudaload.h"
@@ -117,27 +141,3 @@ const char *nvidia_version(char *buf, size_t len);
 void doctor_json(const struct report *r);
 
 #endif /* GDRMAP_TOOLS_DOCTOR_H */
-
-/* --- backends (doctor_backend.c) --- */
-
-struct backend_probe {
-	const char *name;
-	bool usable;
-	char why[512];		/* the library's reason, if not usable */
-	char fix[400];
-	int drv_major, drv_minor;	/* gdr_driver_get_version */
-	bool tested;		/* the self-test ran ... */
-	bool test_ok;		/* ... and moved the right bytes */
-	char test[320];		/* what it did or why it failed */
-};
-
-#define NR_BACKENDS 3
-
-/*
- * gdr_open with each backend forced in turn (GDRMAP_BACKEND), the
- * library's log captured to explain refusals; for each usable one, if
- * CUDA works, a pin/map/copy self-test on device dev.  Call before any
- * other use of the library in the process: its logging is configured
- * once.
- */
-void probe_backends(struct backend_probe *bp, const struct tcu *cu, int dev);
