@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cudaload.h"
 #include "json.h"
 
 enum verdict { V_OK, V_WARN, V_FAIL };
@@ -105,8 +106,6 @@ struct backend_probe {
 void probe_backends(struct backend_probe *bp, const struct tcu *cu, int dev);
 
 /* --- the report (doctor.c gathers, doctor_json.c writes JSON) --- */
-
-#include "cudaload.h"
 
 #define MAX_GPUS 16
 
