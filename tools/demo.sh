@@ -142,7 +142,7 @@ timeout -k 10 900 qemu-system-x86_64 -machine q35,accel="${GDRMAP_VM_ACCEL:-tcg}
 	-device ivshmem-plain,memdev=gpumem </dev/null >"$work/serial.log" 2>&1 || true
 tr -d '\r' <"$work/serial.log" >"$work/serial.txt"
 grep -q DEMO-DONE "$work/serial.txt" || die "the VM did not finish: see $work/serial.log"
-awk '/^DEMO-JSON-BEGIN/ { exit } f { print } /^DEMO-DOCTOR-BEGIN/ { f = 1 }' \
+awk '/DEMO-JSON-BEGIN/ { exit } f { print } /DEMO-DOCTOR-BEGIN/ { f = 1 }' \
 	"$work/serial.txt" >"$out/doctor.txt"
 cat "$out/doctor.txt"
 for name in doctor copylat pplat; do
