@@ -1,8 +1,11 @@
 #!/bin/sh
 # The Debian packages, end to end, on this machine (as root):
 #   1. build them with dpkg-buildpackage from a copy of the tree;
-#   2. install them with apt-get (DKMS builds gdrdrv for every kernel
-#      with headers; a running kernel without headers must not matter);
+#   2. install them with apt-get over stand-ins for NVIDIA's libgdrapi and
+#      gdrdrv-dkms, which they must replace, and check a package depending
+#      on libgdrapi (>= 2.6-1) installs on them (DKMS builds gdrdrv for
+#      every kernel with headers; a running kernel without headers must
+#      not matter);
 #   3. compile a consumer found through `pkg-config gdrapi` and run it
 #      (no GPU needed: version query, gdr_open failing cleanly), and run
 #      the installed `gdrmap doctor` (exit 0 without a GPU);
@@ -22,6 +25,8 @@ keep=0
 [ "${1:-}" = -k ] && keep=1
 top=$(cd "$(dirname "$0")/.." && pwd)
 PKGS="gdrmap gdrmap-tools gdrmap-tools-dbgsym gdrmap-dkms libgdrapi-dev libgdrapi2 libgdrapi2-dbgsym"
+# Stand-ins for NVIDIA's packages of these names, made by this test.
+NV_PKGS="gdrcopy-tests libgdrapi gdrdrv-dkms"
 DEPS="debhelper dkms pkgconf gcc make libc6-dev"
 SNAP_DIRS="/usr /etc /lib /var/lib/dkms"
 # Another apt or dpkg at work on this machine is waited for, not failed on.
@@ -41,7 +46,7 @@ export DEBIAN_FRONTEND=noninteractive
 unset LD_LIBRARY_PATH PKG_CONFIG_PATH MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES || true
 
 installed_pkgs() {
-	for p in $PKGS; do
+	for p in $NV_PKGS $PKGS; do
 		dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "$p" 2>/dev/null |
 			awk '$2 !~ /^un/ && $2 !~ /^pn/ {print $1}'
 	done
@@ -87,13 +92,42 @@ grep -E '^(dpkg-gensymbols|dh_missing): (warning|error)' "$work/debs/build.log" 
 	fail "the build warned about symbols or files no package installs"
 ls "$work"/debs/*.deb | sed 's|.*/|    |'
 
-step "install them with apt-get"
+# Packages with the names, versions and files of NVIDIA's (nothing else
+# of theirs): ours must replace them and satisfy what depends on them.
+fake_deb() {	# name, extra control lines, files (path=content)...
+	d=$work/fake/$1; mkdir -p "$d/DEBIAN"
+	printf 'Package: %s\nVersion: 2.6-1\nArchitecture: %s\nMaintainer: test <test@invalid>\nDescription: stand-in for NVIDIA %s (test)\n%s' \
+		"$1" "$(dpkg --print-architecture)" "$1" "$2" >"$d/DEBIAN/control"
+	n=$1; shift 2
+	for f in "$@"; do
+		mkdir -p "$d/$(dirname "${f%%=*}")"; echo "${f#*=}" >"$d/${f%%=*}"
+	done
+	dpkg-deb -b "$d" "$work/fake/$n.deb" >/dev/null
+}
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+fake_deb libgdrapi "" "usr/lib/$ma/libgdrapi.so.2.6=nvidia" "usr/include/gdrapi.h=nvidia"
+fake_deb gdrdrv-dkms "" "usr/src/gdrdrv-2.6/dkms.conf=nvidia"
+fake_deb gdrcopy-tests "Depends: libgdrapi (>= 2.6-1)
+" "usr/bin/copylat=nvidia"
+step "install stand-ins for NVIDIA's libgdrapi and gdrdrv-dkms"
+$APT install -y "$work/fake/libgdrapi.deb" "$work/fake/gdrdrv-dkms.deb" >"$work/fake.log" 2>&1 ||
+	{ cat "$work/fake.log"; fail "installing the stand-ins"; }
+
+step "install ours with apt-get: they must replace those"
 $APT install -y --no-install-recommends "$work"/debs/*.deb >"$work/install.log" 2>&1 ||
 	{ tail -n 40 "$work/install.log"; fail "apt-get install (log: $work/install.log)"; }
 grep '^gdrdrv ' "$work/install.log" | sed 's/^/    /' || true
 for p in gdrmap gdrmap-tools gdrmap-dkms libgdrapi-dev libgdrapi2; do
 	dpkg-query -W -f='${db:Status-Abbrev}' "$p" | grep -q '^ii' || fail "$p is not installed"
 done
+
+for p in libgdrapi gdrdrv-dkms; do
+	dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^ii' &&
+		fail "NVIDIA's $p is still installed next to ours"
+done
+grep -q gdrmap /usr/include/gdrapi.h || fail "/usr/include/gdrapi.h is not gdrmap's"
+$APT install -y --no-remove "$work/fake/gdrcopy-tests.deb" >"$work/fake.log" 2>&1 ||
+	{ cat "$work/fake.log"; fail "gdrcopy-tests (Depends: libgdrapi (>= 2.6-1)) cannot be installed on ours"; }
 
 step "compile and run a consumer found through pkg-config"
 [ "$(pkg-config --modversion gdrapi)" = 2.6 ] ||
@@ -170,15 +204,30 @@ else
 	[ "$(modinfo -F version "$ko")" = 2.6 ] || fail "$ko does not say version 2.6"
 fi
 
+# What the packages and DKMS put on the machine, for judging differences.
+for p in $(installed_pkgs); do dpkg -L "$p" 2>/dev/null; done |
+	LC_ALL=C sort -u >"$work/owned.list"
+
 step "purge them"
 purge_all || fail "apt-get purge failed"
 [ -z "$(installed_pkgs)" ] || fail "still installed: $(installed_pkgs)"
 [ -z "$(dkms status -m gdrdrv 2>/dev/null)" ] ||
 	fail "DKMS still knows gdrdrv: $(dkms status -m gdrdrv)"
 snapshot "$work/after.list"
-if ! diff "$work/before.list" "$work/after.list" >"$work/left.diff"; then
-	sed 's/^/    /' "$work/left.diff" | head -n 40
+# A difference is ours if the packages owned that path, it lies where DKMS,
+# modprobe or udev work, or its name says gdr; anything else was changed by another program
+# meanwhile (this machine may run other jobs) and is only reported.
+diff "$work/before.list" "$work/after.list" | sed -n 's/^[<>] //p' >"$work/changed.list" || true
+ours=$(grep -Fx -f "$work/changed.list" "$work/owned.list" 2>/dev/null; \
+	grep -E '^(/lib/modules/|/var/lib/dkms|/usr/src/|/etc/modprobe\.d/|/etc/udev/|/lib/udev/rules\.d/)|gdr' \
+		"$work/changed.list") || true
+if [ -n "$ours" ]; then
+	diff "$work/before.list" "$work/after.list" | grep -E '^[<>]' | head -n 40 | sed 's/^/    /'
 	fail "purging did not give back the same files (> left behind, < gone)"
+fi
+if [ -s "$work/changed.list" ]; then
+	echo "    not ours, changed meanwhile by another program:"
+	head -n 10 "$work/changed.list" | sed 's/^/      /'
 fi
 
 step "packages built, installed, used and purged without a trace"
