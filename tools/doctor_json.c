@@ -55,7 +55,8 @@ static void iommu_cmdline(char *buf, size_t len)
 const char *nvidia_version(char *buf, size_t len)
 {
 	if (read_line("/sys/module/nvidia/version", buf, len))
-		snprintf(buf, len, "unknown");
+		snprintf(buf, len, "%s", module_loaded("nvidia") ?
+			 "(version unknown)" : "(nvidia module not loaded)");
 	return buf;
 }
 
@@ -138,7 +139,8 @@ void doctor_json(const struct report *r)
 	json_obj_begin(&j, "cuda");
 	json_bool(&j, "available", r->cu != NULL);
 	json_str(&j, "nvidia_driver_version",
-		 nvidia_version(buf, sizeof(buf)));
+		 read_line("/sys/module/nvidia/version", buf, sizeof(buf)) ?
+		 NULL : buf);
 	if (r->cu) {
 		json_int(&j, "driver_version", r->cu->driver_version);
 		json_int(&j, "device_count", r->cu->device_count);
