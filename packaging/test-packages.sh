@@ -17,7 +17,7 @@
 # are purged on the way out whatever happens.
 #
 # Exit 0 pass, 1 fail, 77 skip (not root, not Debian).  -k keeps the
-# work directory.  Needs debhelper, dkms, pkgconf, gcc, make (installed
+# work directory.  Needs debhelper, dkms, pkgconf, gcc, make, man-db (installed
 # with apt-get when missing).
 set -eu
 
@@ -27,7 +27,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 PKGS="gdrmap gdrmap-tools gdrmap-tools-dbgsym gdrmap-dkms libgdrapi-dev libgdrapi2 libgdrapi2-dbgsym"
 # Stand-ins for NVIDIA's packages of these names, made by this test.
 NV_PKGS="gdrcopy-tests libgdrapi gdrdrv-dkms"
-DEPS="debhelper dkms pkgconf gcc make libc6-dev"
+DEPS="debhelper dkms pkgconf gcc make libc6-dev man-db"
 SNAP_DIRS="/usr /etc /lib /var/lib/dkms"
 # Another apt or dpkg at work on this machine is waited for, not failed on.
 APT="apt-get -o DPkg::Lock::Timeout=600"
