@@ -80,16 +80,30 @@ int main(void)
 	CHECK(nvsim_count("outstanding_pins") == 0, "outstanding_pins %ld",
 	      nvsim_count("outstanding_pins"));
 
-	/* And a fresh pin maps again, whole. */
+	/* And a fresh pin maps again, whole; moved elsewhere by mremap it
+	 * keeps its data, and unpin still finds it there. */
 	REQUIRE(gdrdrv_pin(fd, d, len, &h) == 0, "second pin failed");
 	m = gdrdrv_mmap(fd, h, len);
-	CHECK(m != MAP_FAILED, "mmap after all pieces went: %s",
-	      strerror(errno));
-	if (m != MAP_FAILED) {
-		CHECK(map_mismatch(m, len, 91) < 0, "data of the new mapping");
-		munmap((void *)m, len);
+	REQUIRE(m != MAP_FAILED, "mmap after all pieces went: %s",
+		strerror(errno));
+	CHECK(map_mismatch(m, len, 91) < 0, "data of the new mapping");
+	m2 = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(m2 != MAP_FAILED, "reserve: %s", strerror(errno));
+	m2 = mremap((void *)m, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		    (char *)m2 + len);
+	CHECK(m2 != MAP_FAILED, "mremap move: %s", strerror(errno));
+	if (m2 != MAP_FAILED) {
+		m = m2;
+		CHECK(map_mismatch(m, len, 91) < 0, "data after mremap");
 	}
+	m2 = gdrdrv_mmap(fd, h, len);
+	CHECK(m2 == MAP_FAILED, "second mmap after mremap");
+	if (m2 != MAP_FAILED)
+		munmap(m2, len);
 	CHECK_RET(gdrdrv_unpin(fd, h), 0);
+	CHECK(read_faults(m, &byte) == SIGBUS, "moved mapping after unpin: %s",
+	      fault_sig ? strsignal(fault_sig) : "readable");
+	munmap((void *)m, len);
 	close(fd);
 	CU_OK(cuMemFree(d));
 	return test_done();
