@@ -38,45 +38,40 @@ candidate() {
 }
 
 # Newest first; take the first whose companion packages exist at the same
-# version (a mirror can list an image before its headers).
-list_images() {
-	apt-cache pkgnames "linux-image-$series" | grep -E "$img_re" | sort -rV
-}
-images=$(list_images) || true
-# A fresh CI machine may have no package lists yet; root can fetch them.
-if [ -z "$images" ] && [ "$(id -u)" = 0 ]; then
-	echo "fetch-kernel: no $series kernel in apt's lists: apt-get update" >&2
-	apt-get update -qq >&2 || die "apt-get update failed"
-	images=$(list_images) || true
-fi
-[ -n "$images" ] || die "no linux-image package for $series in apt's lists: run apt-get update first (with bookworm and bookworm-security in sources)"
-kver= ver=
-for img in $images; do
-	k=${img#linux-image-}
-	k=${k%-unsigned}
-	v=$(candidate "$img")
-	case $series in
-	6.1) kbuild=linux-kbuild-6.1 ;;
-	*) kbuild=linux-kbuild-${k%-amd64} ;;
-	esac
-	ok=1
-	for p in "linux-headers-$k" "linux-headers-${k%-amd64}-common"; do
-		[ "$(candidate "$p")" = "$v" ] || ok=0
+# version (a mirror can list an image before its headers).  Sets kver, ver
+# and kbuild; fails when apt's lists have no such kernel.
+resolve() {
+	kver= ver=
+	for img in $(apt-cache pkgnames "linux-image-$series" |
+		     grep -E "$img_re" | sort -rV); do
+		k=${img#linux-image-}
+		k=${k%-unsigned}
+		v=$(candidate "$img")
+		case $series in
+		6.1) kbuild=linux-kbuild-6.1 ;;
+		*) kbuild=linux-kbuild-${k%-amd64} ;;
+		esac
+		ok=1
+		for p in "linux-headers-$k" "linux-headers-${k%-amd64}-common"; do
+			[ "$(candidate "$p")" = "$v" ] || ok=0
+		done
+		# linux-kbuild-6.1 is one name across ABIs: ask for the version.
+		apt-cache show "$kbuild=$v" >/dev/null 2>&1 || ok=0
+		if [ $ok = 1 ]; then
+			kver=$k ver=$v
+			return 0
+		fi
+		echo "fetch-kernel: skipping $img $v: headers or kbuild missing at that version" >&2
 	done
-	# linux-kbuild-6.1 is one package name across ABIs: ask for the version.
-	apt-cache show "$kbuild=$v" >/dev/null 2>&1 || ok=0
-	if [ $ok = 1 ]; then
-		kver=$k ver=$v
-		break
-	fi
-	echo "fetch-kernel: skipping $img $v: headers or kbuild missing at that version" >&2
-done
-[ -n "$kver" ] || die "no $series kernel with image, headers and kbuild at one version: run apt-get update first"
+	return 1
+}
 
-dir=$cache/$kver
-root=$dir/root
-kdir=$root/usr/src/linux-headers-$kver
-if [ ! -e "$dir/.unpacked" ]; then
+# Download and unpack kver into the cache, unless it is there already.
+unpack() {
+	dir=$cache/$kver
+	root=$dir/root
+	kdir=$root/usr/src/linux-headers-$kver
+	[ -e "$dir/.unpacked" ] && return 0
 	echo "fetch-kernel: fetching $kver ($ver) into $dir" >&2
 	rm -rf "$dir"
 	mkdir -p "$dir/debs" "$root"
@@ -86,7 +81,7 @@ if [ ! -e "$dir/.unpacked" ]; then
 		"linux-headers-${kver%-amd64}-common=$ver" "$kbuild=$ver" \
 		>"$dir/apt.log" 2>&1); then
 		cat "$dir/apt.log" >&2
-		die "apt-get download failed: run apt-get update first"
+		return 1
 	fi
 	grep -v -e '^W: Download is performed unsandboxed' -e '^Get:' \
 		"$dir/apt.log" >&2 || true
@@ -110,6 +105,17 @@ if [ ! -e "$dir/.unpacked" ]; then
 	[ -f "$root/boot/vmlinuz-$kver" ] || die "no vmlinuz in the image package"
 	rm -rf "$dir/debs"
 	touch "$dir/.unpacked"
+}
+
+# Lists missing on a fresh machine, or stale (the security archive keeps
+# only the newest kernel): root updates them once and tries again.
+if ! { resolve && unpack; }; then
+	[ "$(id -u)" = 0 ] ||
+		die "no $series kernel could be fetched: run apt-get update first (bookworm and bookworm-security in sources)"
+	echo "fetch-kernel: updating apt's lists and trying again" >&2
+	apt-get update -qq >&2 || die "apt-get update failed"
+	resolve || die "no $series kernel with image, headers and kbuild at one version in apt's lists (bookworm and bookworm-security in sources?)"
+	unpack || die "apt-get download of $kver failed"
 fi
 
 echo "KVER=$kver"
