@@ -221,15 +221,12 @@ static inline void *gdrdrv_mmap(int fd, uint64_t handle, size_t size)
 
 /* ---- leak counters ---- */
 
-/* One of nvsim's counters (sim/README.md), or -1 if unreadable. */
-static inline long nvsim_count(const char *name)
+/* The number a /proc file holds, or -1 if it cannot be read. */
+static inline long read_count(const char *path)
 {
-	char path[128];
+	FILE *f = fopen(path, "r");
 	long v = -1;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/driver/nvsim/%s", name);
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	if (fscanf(f, "%ld", &v) != 1)
@@ -238,18 +235,19 @@ static inline long nvsim_count(const char *name)
 	return v;
 }
 
-/* gdrdrv's count of pins held (dbg_enabled=1 only), or -1. */
+/* One of nvsim's counters (sim/README.md), or -1. */
+static inline long nvsim_count(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/proc/driver/nvsim/%s", name);
+	return read_count(path);
+}
+
+/* gdrdrv's count of pins held, or -1. */
 static inline long gdrdrv_refcount(void)
 {
-	FILE *f = fopen("/proc/driver/gdrdrv/nv_get_pages_refcount", "r");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return read_count("/proc/driver/gdrdrv/nv_get_pages_refcount");
 }
 
 /* ---- faults ---- */
