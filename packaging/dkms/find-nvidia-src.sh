@@ -5,8 +5,10 @@
 #   - else the /usr/src/nvidia-* (or nvidia-current-*) source whose version
 #     is that of the nvidia.ko installed for $1, if any
 #   - else the newest /usr/src/nvidia-* source.
+# NVIDIA_SRC_ROOT replaces /usr/src (for tests).
 set -eu
 kver=${1:-$(uname -r)}
+root=${NVIDIA_SRC_ROOT:-/usr/src}
 
 p2p_dir() {
 	for d in "$1" "$1/nvidia" "$1/kernel-open/nvidia" "$1/kernel/nvidia"; do
@@ -23,11 +25,11 @@ fi
 
 want=$(modinfo -k "$kver" -F version nvidia 2>/dev/null || true)
 if [ -n "$want" ]; then
-	for d in /usr/src/nvidia-"$want" /usr/src/nvidia-current-"$want"; do
+	for d in "$root/nvidia-$want" "$root/nvidia-current-$want"; do
 		[ -d "$d" ] && p2p_dir "$d" && exit 0
 	done
 fi
-for d in $(ls -d /usr/src/nvidia-* 2>/dev/null | sort -V -r); do
+for d in $(ls -d "$root"/nvidia-* 2>/dev/null | sort -V -r); do
 	p2p_dir "$d" && exit 0
 done
 exit 0
