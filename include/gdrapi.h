@@ -272,8 +272,9 @@ int gdr_get_mapping_type_string(gdr_mapping_type_t type, const char **pstr);
  *
  * gdrmap_mem_alloc allocates at least size bytes on CUDA device `device`
  * (an ordinal, as cuDeviceGet takes) with cuMemCreate, the POSIX file
- * descriptor handle type and GPUDirect RDMA enabled where the GPU allows
- * it, maps it readable and writable for that device, and stores its GPU
+ * descriptor handle type (where the device supports it; without it only
+ * gdrdrv can pin the memory) and GPUDirect RDMA enabled where the GPU
+ * allows it, maps it readable and writable for that device, and stores its GPU
  * address in *dptr.  The size is rounded up to the allocation granularity
  * (2 MiB on current GPUs).  It loads CUDA if the process has not.
  *

@@ -30,7 +30,7 @@ GDR_API int gdrmap_mem_alloc(int device, size_t size, unsigned long *dptr)
 	const struct gdr_cuda *cu;
 	CUdeviceptr ptr = 0;
 	size_t gran = 0;
-	int rdma = 0, err;
+	int rdma = 0, posix_fd = 0, err;
 	CUresult res;
 	char why[256];
 
@@ -51,9 +51,15 @@ GDR_API int gdrmap_mem_alloc(int device, size_t size, unsigned long *dptr)
 	cu->DeviceGetAttribute(&rdma,
 		CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
 		device);
+	cu->DeviceGetAttribute(&posix_fd,
+		CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+		device);
 	memset(&prop, 0, sizeof(prop));
 	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-	prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	/* Without fd export only gdrdrv can pin it, which is still useful. */
+	prop.requestedHandleTypes = posix_fd ?
+		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR :
+		CU_MEM_HANDLE_TYPE_NONE;
 	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	prop.location.id = device;
 	prop.allocFlags.gpuDirectRDMACapable = rdma ? 1 : 0;

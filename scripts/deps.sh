@@ -5,8 +5,12 @@
 # are not installed here: tests/vm fetches them into its own cache.
 set -u
 
+# compilers (gcc, clang, the arm64 cross compiler); the VM tests (QEMU,
+# busybox, what Debian's prebuilt kbuild tools and the 6.12 BTF step
+# need); the Vulkan header the ABI test compares with; plots.
 pkgs="make gcc g++ clang binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-	qemu-system-x86 busybox-static cpio kmod apt libvulkan-dev"
+	qemu-system-x86 busybox-static cpio gzip kmod apt dpkg libc-bin
+	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox"
 
 missing=
 for p in $pkgs; do
