@@ -40,7 +40,11 @@ vm-manifest:
 $(addprefix check-vm-,$(VM_SERIES)): check-vm-%:
 	O=$(O) tests/vm/run-vm.sh -s $(CHECK_SUMMARY) $*
 
-check-vm: $(addprefix check-vm-,$(VM_SERIES))
+# Both kernels, even when the first fails.
+check-vm:
+	@status=0; for s in $(VM_SERIES); do \
+		$(MAKE) --no-print-directory check-vm-$$s || status=1; done; \
+	exit $$status
 
 CHECK_SUITES += $(addprefix check-vm-,$(VM_SERIES))
 
