@@ -23,7 +23,7 @@ $(O)/lib/%.o: lib/%.c
 	$(CC) $(ALL_CFLAGS) -fPIC -MMD -MP -c -o $@ $<
 
 $(LIB_SO): $(LIB_ALL_OBJS) $(LIB_MAP)
-	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(LIB_SONAME) -Wl,-z,defs \
+	$(CC) $(SANFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) -Wl,-z,defs \
 		-Wl,--version-script=$(LIB_MAP) -o $@ $(LIB_ALL_OBJS) \
 		-lpthread -ldl
 

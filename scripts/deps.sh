@@ -1,16 +1,20 @@
 #!/bin/sh
 # Make sure the Debian packages that `make check` needs are installed.
 # As root it installs what is missing (apt-get); otherwise it prints the
-# command to run and fails.  Kernel images and headers for the VM tests
-# are not installed here: tests/vm fetches them into its own cache.
+# command to run and fails.  The kernel images (and headers) booted in
+# the VM are not installed: tests/vm fetches them into its own cache.
 set -u
 
 # compilers (gcc, clang, the arm64 cross compiler); the VM tests (QEMU,
 # busybox, what Debian's prebuilt kbuild tools and the 6.12 BTF step
-# need); the Vulkan header the ABI test compares with; plots.
+# need); the Vulkan header the ABI test compares with; plots; building
+# and checking the packages and man pages; the kernel headers gdrdrv is
+# built against (Debian 12's 6.1 and 6.12; the VM tests fetch their own).
 pkgs="make gcc g++ clang binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	qemu-system-x86 busybox-static cpio gzip kmod apt dpkg libc-bin
-	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox"
+	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox
+	debhelper dkms pkgconf man-db groff-base rpm
+	linux-headers-amd64 linux-headers-6.12-amd64"
 
 missing=
 for p in $pkgs; do

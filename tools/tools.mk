@@ -18,7 +18,7 @@ $(O)/tools/%.o: tools/%.c
 	$(CC) $(TOOLS_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(GDRMAP_BIN): $(O)/tools/gdrmap.o $(TOOLS_OBJS) | lib
-	$(CC) $(SANFLAGS) -o $@ $^ -L$(O)/lib -lgdrapi \
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ -L$(O)/lib -lgdrapi \
 		$(TOOLS_LDRPATH) -ldl -lpthread -lm
 
 # The JSON checker the tests (and the VM's checks) use: no python there.
