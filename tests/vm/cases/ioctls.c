@@ -43,9 +43,8 @@ static void attrs(int fd, int persistent)
 	/* FORCE_PCIE is only offered in persistent mode. */
 	CHECK_RET(gdrdrv_attr(fd, GDRDRV_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &v),
 		  0);
-	if (!persistent)
-		CHECK(v == 0, "SUPPORT_PIN_FLAG_FORCE_PCIE %u, non-persistent",
-		      v);
+	CHECK(v == (uint32_t)persistent, "SUPPORT_PIN_FLAG_FORCE_PCIE %u in %s mode",
+	      v, persistent ? "persistent" : "non-persistent");
 	CHECK_RET(gdrdrv_attr(fd, 0, &v), -EINVAL);
 	CHECK_RET(gdrdrv_attr(fd, 3, &v), -EINVAL);
 	CHECK_RET(gdrdrv_attr(fd, 0xffffffff, &v), -EINVAL);
@@ -68,18 +67,19 @@ static void pin_and_info(int fd, CUdeviceptr d, int persistent)
 
 	CHECK_RET(gioctl(fd, 0xC020DA07, &p2), 0);
 	CHECK_RET(gioctl(fd, 0xC028DA01, &p1), 0);
-	CHECK(p1.handle != p2.handle, "two pins, one handle %llu",
-	      (unsigned long long)p1.handle);
-	/* Each handle owns handle << PAGE_SHIFT .. + mapped_size of the
-	 * offset space: later handles start past earlier ones. */
-	CHECK(p1.handle >= p2.handle + 2 * GPU_PAGE / 4096 ||
-	      p2.handle >= p1.handle + GPU_PAGE / 4096,
-	      "handles %llu and %llu overlap in the mmap offset space",
-	      (unsigned long long)p2.handle, (unsigned long long)p1.handle);
+	/* As GDRCopy: a fresh fd's first handle is 0, and each pin moves
+	 * the next one on by its size in host pages, so that handle <<
+	 * PAGE_SHIFT .. + mapped_size never overlap. */
+	CHECK(p2.handle == 0, "first handle of a fd %llu, want 0",
+	      (unsigned long long)p2.handle);
+	CHECK(p1.handle == p2.handle + 2 * GPU_PAGE / sysconf(_SC_PAGESIZE),
+	      "second handle %llu after a 128 KiB pin at handle %llu",
+	      (unsigned long long)p1.handle, (unsigned long long)p2.handle);
 
 	memset(&i1, 0xee, sizeof(i1));
 	i1.handle = p2.handle;
 	CHECK_RET(gioctl(fd, 0xC008DA04, &i1), 0);
+	CHECK(i1.tsc_khz != 0, "GET_INFO tsc_khz 0 on x86");
 	CHECK(i1.va == d && i1.mapped_size == 2 * GPU_PAGE &&
 	      i1.page_size == GPU_PAGE && !i1.mapped && !i1.wc_mapping,
 	      "GET_INFO: va %#llx size %llu page %u mapped %u wc %u",
