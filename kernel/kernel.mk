@@ -5,6 +5,7 @@
 #   make modules_install  install it (INSTALL_MOD_DIR, DESTDIR honoured)
 #   make check-kbuild     build warning-free for every Debian kernel whose
 #                         headers are installed (6.1 and 6.12)
+#   make -s print-gdrdrv-ko  where `modules` puts gdrdrv.ko for KDIR
 #
 # Variables:
 #   KDIR                  kernel build tree; default /lib/modules/$(uname -r)/build
@@ -74,7 +75,8 @@ GDRDRV_KMAKE = env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL \
 	GDRDRV_NV_FLAVOR=$(GDRDRV_NV_FLAVOR) GDRDRV_WERROR=$(GDRDRV_WERROR)
 GDRDRV_WERROR ?= 0
 
-.PHONY: modules modules-clean modules_install gdrdrv-check-env check-kbuild
+.PHONY: modules modules-clean modules_install gdrdrv-check-env check-kbuild \
+	print-gdrdrv-ko
 
 gdrdrv-check-env:
 	@if [ -z "$(KDIR)" ] || [ ! -f "$(KDIR)/Makefile" ]; then \
@@ -102,6 +104,10 @@ endif
 
 modules-clean:
 	rm -rf $(GDRDRV_OUT)
+
+# Where `make modules` puts gdrdrv.ko for KDIR (for scripts).
+print-gdrdrv-ko:
+	@echo $(GDRDRV_KO)
 
 # Only gdrdrv.ko is installed, never the stub.
 modules_install: modules
