@@ -30,10 +30,11 @@ NVIDIA_SRC ?=
 INSTALL_MOD_DIR ?= extra
 
 # The release name of KDIR: the directory name of a Debian headers package,
-# or the name in include/config/kernel.release.
-gdrdrv_kver = $(strip $(if $(filter linux-headers-%,$(notdir $(realpath $(1)))),\
+# or the name in include/config/kernel.release, or KDIR's directory name.
+gdrdrv_kver = $(or $(strip $(if $(filter linux-headers-%,$(notdir $(realpath $(1)))),\
 	$(patsubst linux-headers-%,%,$(notdir $(realpath $(1)))),\
-	$(shell cat $(1)/include/config/kernel.release 2>/dev/null)))
+	$(shell cat $(1)/include/config/kernel.release 2>/dev/null))),\
+	$(notdir $(realpath $(1))))
 GDRDRV_KVER = $(call gdrdrv_kver,$(KDIR))
 GDRDRV_OUT = $(abspath $(O))/kernel/$(GDRDRV_KVER)
 GDRDRV_KO = $(GDRDRV_OUT)/gdrdrv/gdrdrv.ko
