@@ -54,6 +54,9 @@ static void gpu_facts(const struct tcu *cu, struct gpu *g)
 	pci_place(g->info.busid, &g->place);
 	g->bar = g->info.busid[0] ? pci_vram_bar(g->info.busid, &g->bar_index) :
 				    0;
+	if (!g->bar && g->info.busid[0] &&
+	    (g->bar = nvml_bar1_size(g->info.busid)))
+		g->bar_index = 1;	/* sysfs hides it; NVML knows */
 	if (!g->bar)
 		g->bar_index = -1;
 	iommu_group_type(g->info.busid, g->iommu_type, sizeof(g->iommu_type));

@@ -54,6 +54,8 @@ int pci_place(const char *bdf, struct pci_place *p);
  * GPUs; the largest prefetchable one elsewhere, as on the simulated GPU);
  * 0 if unreadable. */
 unsigned long long pci_vram_bar(const char *bdf, int *index);
+/* BAR1's size as NVML reports it, 0 if NVML cannot tell (nvml.c). */
+unsigned long long nvml_bar1_size(const char *busid);
 
 /* nvidia-smi topo's names: X, PIX, PXB, PHB, NODE or SYS; "unknown"
  * when either is not in sysfs. */
