@@ -54,23 +54,19 @@ static inline void gdrdrv_vm_flags_clear(struct vm_area_struct *vma,
 #endif
 
 /*
- * io_remap_pfn_range() on x86 goes through cc_mkdec(), a GPL-only export;
- * a module linked to the proprietary nvidia.ko inherits its taint and may
- * not use GPL-only symbols, so it clears the SME bit itself (sme_me_mask is
- * a plain export).
+ * Device memory is never mapped encrypted; pgprot_decrypted() on x86 goes
+ * through cc_mkdec(), a GPL-only export.  A module linked to the
+ * proprietary nvidia.ko inherits its taint and may not use GPL-only
+ * symbols, so it clears the SME bit itself (sme_me_mask is a plain export).
  */
 #if defined(GDRDRV_NV_PROPRIETARY) && defined(CONFIG_X86)
 #include <linux/mem_encrypt.h>
-static inline int gdrdrv_io_remap_pfn_range(struct vm_area_struct *vma,
-					    unsigned long addr,
-					    unsigned long pfn,
-					    unsigned long size, pgprot_t prot)
+static inline pgprot_t gdrdrv_pgprot_decrypted(pgprot_t prot)
 {
-	return remap_pfn_range(vma, addr, pfn, size,
-			       __pgprot(__sme_clr(pgprot_val(prot))));
+	return __pgprot(__sme_clr(pgprot_val(prot)));
 }
 #else
-#define gdrdrv_io_remap_pfn_range	io_remap_pfn_range
+#define gdrdrv_pgprot_decrypted	pgprot_decrypted
 #endif
 
 /*

@@ -15,6 +15,8 @@
  * put_pages succeeds or the free callback has run) and every VMA mapping it.
  *
  * Lock order:   mmap_lock -> gdrdrv_file.lock -> gdrdrv_region.lock
+ * The fault handler runs under mmap_lock (read) and takes only
+ * gdrdrv_region.lock; unpin and the callback zap the mappings with it held.
  * The NVIDIA free callback runs with NVIDIA's own locks held and takes only
  * gdrdrv_region.lock.  NVIDIA get/put_pages are called with neither of our
  * locks held, so no cycle through NVIDIA's locks exists.  No user memory is
@@ -119,6 +121,7 @@ struct gdrdrv_region {
 
 	u32 req_type;			/* REQ_MAPPING_TYPE; file->lock */
 	u32 map_type;			/* type of the live mapping; lock */
+	u64 map_len;			/* its length at mmap; lock */
 	atomic_t map_count;		/* VMAs; changes to/from 0 under lock */
 
 	struct mutex lock;		/* fields below */

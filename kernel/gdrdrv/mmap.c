@@ -3,15 +3,26 @@
  * CPU mappings of pinned regions.
  *
  * The mmap offset is the handle (vm_pgoff == handle); a region has at most
- * one mapping (VMAs split from it count as the same one).  The pages are
- * inserted up front with io_remap_pfn_range(); there is no fault handler,
- * so once unpin or the free callback zaps the PTEs, any access is SIGBUS.
+ * one mapping (VMAs split from it count as the same one).  ->mmap only
+ * checks the request and sets up the VMA; the pages are inserted by the
+ * fault handler, whole VMA at once, under region->lock.
  *
- * Memory type: write-combined on x86.  The x86 PAT code gives a remap that
- * does not cover the whole VMA the type already recorded for the range
- * (uncached if none), so before remapping WC, each physically contiguous
- * run gets a WC memtype reservation of ours (arch_io_reserve_memtype_wc),
- * released when the mapping is zapped or its last VMA closes.
+ * Why not in ->mmap: the kernel links a new VMA into the file's
+ * address_space only after ->mmap returns.  PTEs filled in ->mmap would be
+ * invisible to an unmap_mapping_range() of unpin or the free callback that
+ * runs in between, and would survive it, pointing at released GPU memory.
+ * A fault only comes to a linked VMA: a zap after the insert clears the
+ * PTEs, and a fault after the zap finds the region released (no page
+ * table, or cb_fired) and gives SIGBUS.  Zap and insert are serialised by
+ * region->lock, so after unpin or the callback returns no access through
+ * any mapping of the region reaches its pages.
+ *
+ * Memory type: write-combined on x86.  vmf_insert_pfn_prot() gives each
+ * PTE the type that PAT has recorded for the address (uncached if none),
+ * so before any insert, ->mmap reserves WC for each physically contiguous
+ * run (arch_io_reserve_memtype_wc), released when the mapping is zapped or
+ * its last VMA closes.  PAT keeps no reservation of its own for inserted
+ * PFNs, so partial munmaps need no care.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -210,37 +221,13 @@ void gdrdrv_region_zap(struct gdrdrv_region *r)
 }
 
 /*
- * Maps one run.  One call covering the whole VMA would make x86's PAT code
- * reserve the range for the VMA itself (VM_PAT), and a partial munmap then
- * fails to free that reservation; so when a single run covers the VMA and
- * our own WC reservation exists, it is mapped with two calls, which take
- * their type from that reservation.
+ * Reserves the WC memory type for the physically contiguous runs of the
+ * first len bytes of r, so that the PTEs inserted later take that type.
  */
-static int gdrdrv_remap_run(struct vm_area_struct *vma, unsigned long addr,
-			    const struct gdrdrv_run *run, bool split)
+static int gdrdrv_setup_wc(struct gdrdrv_region *r, u64 len)
 {
-	unsigned long pfn = PHYS_PFN(run->phys);
-	u64 first = run->len;
-	int ret;
-
-	if (split && run->len > PAGE_SIZE)
-		first = PAGE_SIZE;
-	ret = gdrdrv_io_remap_pfn_range(vma, addr, pfn, first,
-					vma->vm_page_prot);
-	if (ret || first == run->len)
-		return ret;
-	return gdrdrv_io_remap_pfn_range(vma, addr + first,
-					 pfn + PHYS_PFN(first),
-					 run->len - first, vma->vm_page_prot);
-}
-
-static int gdrdrv_remap(struct gdrdrv_region *r, struct vm_area_struct *vma,
-			u32 type)
-{
-	u64 len = vma->vm_end - vma->vm_start;
-	unsigned long addr = vma->vm_start;
 	struct gdrdrv_run *runs;
-	int n, i, ret;
+	int n, ret;
 
 	lockdep_assert_held(&r->lock);
 
@@ -252,34 +239,67 @@ static int gdrdrv_remap(struct gdrdrv_region *r, struct vm_area_struct *vma,
 		return -ENOMEM;
 	gdrdrv_split_runs(r->pt, len, runs);
 
-	if (type == GDRDRV_MAPPING_TYPE_WC) {
-		ret = gdrdrv_reserve_wc(runs, n);
-		if (ret)
-			goto free_runs;
-	}
-	for (i = 0; i < n; i++) {
-		ret = gdrdrv_remap_run(vma, addr, &runs[i],
-				       n == 1 && type == GDRDRV_MAPPING_TYPE_WC);
-		if (ret)
-			goto free_wc;
-		addr += runs[i].len;
-	}
-
-	if (type == GDRDRV_MAPPING_TYPE_WC) {
-		r->wc_runs = runs;
-		r->nr_wc_runs = n;
-	} else {
+	ret = gdrdrv_reserve_wc(runs, n);
+	if (ret) {
 		kvfree(runs);
+		return ret;
 	}
-	gdrdrv_dbg("mapped handle %llu: %d run(s), type %u\n", r->handle, n,
-		   type);
+	r->wc_runs = runs;
+	r->nr_wc_runs = n;
 	return 0;
+}
 
-free_wc:
-	if (type == GDRDRV_MAPPING_TYPE_WC)
-		gdrdrv_free_wc(runs, n);
-free_runs:
-	kvfree(runs);
+/*
+ * Inserts the PTEs of the whole VMA (prefault), so that a mapping takes
+ * one fault and not one per host page.  A PTE already there (a racing
+ * fault of another thread) is left as it is.
+ */
+static vm_fault_t gdrdrv_insert_vma(struct gdrdrv_region *r,
+				    struct vm_area_struct *vma)
+{
+	pgprot_t prot = gdrdrv_pgprot_decrypted(vma->vm_page_prot);
+	const struct nvidia_p2p_page_table *pt = r->pt;
+	unsigned long addr;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	u64 off, phys;
+
+	lockdep_assert_held(&r->lock);
+
+	if (vma->vm_pgoff < r->handle)
+		return VM_FAULT_SIGBUS;
+	off = (u64)(vma->vm_pgoff - r->handle) << PAGE_SHIFT;
+	for (addr = vma->vm_start; addr < vma->vm_end;
+	     addr += PAGE_SIZE, off += PAGE_SIZE) {
+		/* VMAs only shrink (VM_DONTEXPAND): never past the mmap. */
+		if (WARN_ON_ONCE(off >= r->map_len))
+			return VM_FAULT_SIGBUS;
+		phys = pt->pages[off >> GDRDRV_GPU_PAGE_SHIFT]->physical_address +
+		       (off & (GDRDRV_GPU_PAGE_SIZE - 1));
+		ret = vmf_insert_pfn_prot(vma, addr, PHYS_PFN(phys), prot);
+		if (ret != VM_FAULT_NOPAGE)
+			return ret;
+	}
+	return ret;
+}
+
+/*
+ * The first access to a VMA.  Faults only come to VMAs that are linked
+ * into the file's address_space, so a zap that runs after the insert
+ * sees (and clears) the new PTEs, and a fault after a zap finds the
+ * region released under r->lock.
+ */
+static vm_fault_t gdrdrv_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct gdrdrv_region *r = vma->vm_private_data;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+
+	mutex_lock(&r->lock);
+	/* Unpinned, freed (zapped) or without its WC reservation: SIGBUS. */
+	if (!r->cb_fired && r->pt &&
+	    (r->map_type != GDRDRV_MAPPING_TYPE_WC || r->wc_runs))
+		ret = gdrdrv_insert_vma(r, vma);
+	mutex_unlock(&r->lock);
 	return ret;
 }
 
@@ -306,6 +326,7 @@ static void gdrdrv_vm_close(struct vm_area_struct *vma)
 static const struct vm_operations_struct gdrdrv_vm_ops = {
 	.open	= gdrdrv_vm_open,
 	.close	= gdrdrv_vm_close,
+	.fault	= gdrdrv_vm_fault,
 };
 
 static int gdrdrv_mmap_check(struct gdrdrv_region *r, u64 len)
@@ -331,6 +352,7 @@ int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct gdrdrv_file *f = filp->private_data;
 	struct gdrdrv_region *r;
+	u64 len = vma->vm_end - vma->vm_start;
 	u32 type;
 	int ret;
 
@@ -353,7 +375,7 @@ int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma)
 	}
 
 	mutex_lock(&r->lock);
-	ret = gdrdrv_mmap_check(r, vma->vm_end - vma->vm_start);
+	ret = gdrdrv_mmap_check(r, len);
 	if (ret)
 		goto unlock_region;
 
@@ -370,11 +392,20 @@ int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma)
 			    VM_IO | VM_PFNMAP);
 	gdrdrv_vm_flags_clear(vma, VM_MAYEXEC);
 	vma->vm_page_prot = gdrdrv_pgprot(vma->vm_page_prot, type);
-	ret = gdrdrv_remap(r, vma, type);
-	if (ret)
+	/* The pages are inserted by the first fault. */
+	if (type == GDRDRV_MAPPING_TYPE_WC) {
+		ret = gdrdrv_setup_wc(r, len);
+		if (ret)
+			goto unlock_region;
+	} else if (gdrdrv_split_runs(r->pt, len, NULL) <= 0) {
+		ret = -EINVAL;
 		goto unlock_region;
+	}
+	gdrdrv_dbg("mapping handle %llu: %llu bytes, type %u\n", r->handle,
+		   len, type);
 
 	r->map_type = type;
+	r->map_len = len;
 	atomic_set(&r->map_count, 1);
 	gdrdrv_region_get(r);		/* the VMA's reference */
 	vma->vm_private_data = r;
