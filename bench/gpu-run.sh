@@ -13,12 +13,7 @@ build=${BUILD:-/tmp/gdrmap-gpu-build}
 cpu=${BENCH_CPU:-2}
 mkdir -p "$out"
 
-if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
-	for f in .gl/*.deb; do dpkg -x "$f" /; done
-	ldconfig
-fi
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -z "${VK_DRIVER_FILES:-}" ] && [ -f $icd ] && export VK_DRIVER_FILES=$icd
+. scripts/gpu-machine-env.sh
 
 {
 	date -u

@@ -13,12 +13,7 @@ out=${1:?usage: $0 OUTDIR}
 build=${BUILD:-/tmp/gdrmap-tools-build}
 mkdir -p "$out"
 
-if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
-	for f in .gl/*.deb; do dpkg -x "$f" /; done
-	ldconfig
-fi
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -z "${VK_DRIVER_FILES:-}" ] && [ -f $icd ] && export VK_DRIVER_FILES=$icd
+. scripts/gpu-machine-env.sh
 
 make -j"$(nproc)" O="$build" lib tools >"$out/build.log" 2>&1 ||
 	{ tail -30 "$out/build.log"; exit 1; }
