@@ -34,16 +34,11 @@
  * mean anything.  cond is evaluated once. */
 #define REQUIRE(cond, ...)						\
 	do {								\
-		if (cond) {						\
-			check_passed++;					\
-		} else {						\
-			check_failed++;					\
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__,	\
-				__LINE__, #cond);			\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
+		unsigned long require_failed_ = check_failed;		\
+									\
+		CHECK(cond, __VA_ARGS__);				\
+		if (check_failed != require_failed_)			\
 			exit(test_done());				\
-		}							\
 	} while (0)
 
 #define CU_OK(call)							\
