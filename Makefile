@@ -42,7 +42,8 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Iinclude -Icommon \
 all:
 
 # Suites of `make check`, in order; fragments append theirs.
-CHECK_SUITES := check-unit check-asan check-consumer check-compilers check-gpu
+CHECK_SUITES := check-unit check-asan check-arm64 check-consumer check-compilers \
+	check-gpu
 
 # copy.mk first: lib.mk's rules need COPY_OBJS when they are read.
 include lib/copy/copy.mk

@@ -2,8 +2,9 @@
 # Run test programs one by one, each under a timeout, and print one line per
 # test and a closing summary "N passed, N failed, N skipped".
 #
-# usage: run-tests.sh [-t SECONDS] [-k] [-s SUMMARY_FILE] PROGRAM...
+# usage: run-tests.sh [-t SECONDS] [-k] [-s SUMMARY_FILE] [-w WRAPPER] PROGRAM...
 #   -t  timeout per test (default 300 s)
+#   -w  run each program through WRAPPER (e.g. qemu-aarch64)
 #   -k  after each test, scan the kernel log for WARNING/BUG/Oops/leaks
 #       and fail the test if any appeared (used inside the VM)
 #   -s  append "passed failed skipped" counts to SUMMARY_FILE
@@ -13,12 +14,14 @@
 timeout=300
 kscan=0
 summary=
-while getopts "t:ks:" opt; do
+wrapper=
+while getopts "t:ks:w:" opt; do
 	case $opt in
 	t) timeout=$OPTARG ;;
 	k) kscan=1 ;;
 	s) summary=$OPTARG ;;
-	*) echo "usage: $0 [-t SECONDS] [-k] [-s FILE] PROGRAM..." >&2; exit 2 ;;
+	w) wrapper=$OPTARG ;;
+	*) echo "usage: $0 [-t SECONDS] [-k] [-s FILE] [-w WRAPPER] PROGRAM..." >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -31,7 +34,7 @@ for t in "$@"; do
 	log=$(mktemp)
 	[ $kscan = 1 ] && dmesg -c >/dev/null 2>&1
 	start=$(date +%s)
-	timeout -k 10 "$timeout" "$t" >"$log" 2>&1
+	timeout -k 10 "$timeout" $wrapper "$t" >"$log" 2>&1
 	rc=$?
 	secs=$(( $(date +%s) - start ))
 	kmsg=

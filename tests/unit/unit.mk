@@ -27,3 +27,13 @@ check-asan:
 	$(MAKE) O=$(O)-asan SAN=1 CHECK_SUMMARY=$(CHECK_SUMMARY) check-unit
 
 -include $(wildcard $(O)/tests/unit/.deps/*.d)
+
+# The unit tests built for arm64 and run under user-mode QEMU: the NEON
+# copy routines and the rest of the library on the other architecture.
+.PHONY: check-arm64
+check-arm64:
+	@echo "== unit tests on arm64 (qemu-aarch64)"
+	$(MAKE) O=$(O)-arm64 CC=aarch64-linux-gnu-gcc unit-tests
+	QEMU_LD_PREFIX=/usr/aarch64-linux-gnu tests/run-tests.sh -t 900 \
+		-w qemu-aarch64 -s $(CHECK_SUMMARY) \
+		$(patsubst $(O)/%,$(O)-arm64/%,$(UNIT_BINS))
