@@ -940,7 +940,9 @@ static CUresult dev_rw(uint64_t dev, void *host, size_t n, bool write)
 	return CUDA_SUCCESS;
 }
 
-CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+/* Host <-> device copy of n bytes: dev is the GPU side, host the CPU's. */
+static CUresult host_dev_copy(CUdeviceptr dev, void *host, size_t n,
+			      bool to_dev)
 {
 	CUresult ret;
 
@@ -953,43 +955,30 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
 		ret = CUDA_SUCCESS;
 		goto out;
 	}
-	if (!src)
+	if (!host)
 		goto out;
-	if (managed_range(dst, n)) {
-		memcpy((void *)(uintptr_t)dst, src, n);
+	if (managed_range(dev, n)) {
+		if (to_dev)
+			memcpy((void *)(uintptr_t)dev, host, n);
+		else
+			memcpy(host, (void *)(uintptr_t)dev, n);
 		ret = CUDA_SUCCESS;
-	} else if (dev_range(dst, n)) {
-		ret = dev_rw(dst, (void *)src, n, true);
+	} else if (dev_range(dev, n)) {
+		ret = dev_rw(dev, host, n, to_dev);
 	}
 out:
 	pthread_mutex_unlock(&shim_lock);
 	return ret;
 }
 
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+	return host_dev_copy(dst, (void *)src, n, true);
+}
+
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 {
-	CUresult ret;
-
-	pthread_mutex_lock(&shim_lock);
-	ret = need_ctx(NULL);
-	if (ret)
-		goto out;
-	ret = CUDA_ERROR_INVALID_VALUE;
-	if (!n) {
-		ret = CUDA_SUCCESS;
-		goto out;
-	}
-	if (!dst)
-		goto out;
-	if (managed_range(src, n)) {
-		memcpy(dst, (void *)(uintptr_t)src, n);
-		ret = CUDA_SUCCESS;
-	} else if (dev_range(src, n)) {
-		ret = dev_rw(src, dst, n, false);
-	}
-out:
-	pthread_mutex_unlock(&shim_lock);
-	return ret;
+	return host_dev_copy(src, dst, n, false);
 }
 
 /* Unified addressing: either side may be host or device memory. */

@@ -22,10 +22,13 @@
 #define SIM_PAGE (64UL * 1024)
 #define SIM_MIB (1024UL * 1024)
 
+/* CHECK, and give up when it fails; cond is evaluated once. */
 #define REQUIRE(cond, ...)						\
 	do {								\
+		unsigned long require_failed_ = check_failed;		\
+									\
 		CHECK(cond, __VA_ARGS__);				\
-		if (!(cond))						\
+		if (check_failed != require_failed_)			\
 			exit(test_done());				\
 	} while (0)
 
