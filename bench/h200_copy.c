@@ -367,7 +367,7 @@ int main(int argc, char **argv)
 		record("open", "gdr_open", "-", 0, 0, now_ns() - t0);
 	}
 	if (!g) {
-		fprintf(stderr, "gdr_open failed (GDRCOPY_ENABLE_LOGGING=1 says why)\n");
+		fprintf(stderr, "gdr_open failed: %s\n", gdrmap_last_error());
 		return 1;
 	}
 	gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &backend);

@@ -288,6 +288,17 @@ int gdr_get_mapping_type_string(gdr_mapping_type_t type, const char **pstr);
 int gdrmap_mem_alloc(int device, size_t size, unsigned long *dptr);
 int gdrmap_mem_free(unsigned long dptr);
 
+/*
+ * gdrmap extension: the explanation of the most recent failure of a call
+ * into this library made by the calling thread (what went wrong and how to
+ * fix it: the text GDRCOPY_ENABLE_LOGGING would print), or "" if none has
+ * failed yet.  gdr_open's explains why no backend is usable.  Read it only
+ * after a call returned an error: a call that succeeds may have replaced it
+ * on the way (a backend it tried and passed over).  The string belongs to
+ * the thread and stays valid until the thread's next call into the library.
+ */
+const char *gdrmap_last_error(void);
+
 #ifdef __cplusplus
 }
 #endif

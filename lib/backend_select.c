@@ -19,6 +19,7 @@ static const struct gdr_backend *const backends[] = {
 	&gdr_backend_vulkan,
 };
 #define NR_BACKENDS (sizeof(backends) / sizeof(backends[0]))
+_Static_assert(NR_BACKENDS == 3, "gdr_open's message names three backends");
 
 static const struct gdr_backend *forced_backend(int *bad)
 {
@@ -71,9 +72,10 @@ GDR_API gdr_t gdr_open(void)
 			return NULL;
 		}
 	}
-	gdr_err("no backend is usable here:");
-	for (i = 0; i < NR_BACKENDS; i++)
-		gdr_err("  %s: %s", backends[i]->name, why[i]);
+	/* One message, so that gdrmap_last_error() holds all of it. */
+	gdr_err("no backend is usable here:\n  %s: %s\n  %s: %s\n  %s: %s",
+		backends[0]->name, why[0], backends[1]->name, why[1],
+		backends[2]->name, why[2]);
 	/* The first backend's reason is the one most worth acting on. */
 	errno = first_err;
 	return NULL;

@@ -4,10 +4,19 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
 
 #include "log.h"
 
 static int log_threshold;	/* 0: logging off */
+
+/*
+ * The last error explained in this thread, whatever the logging settings:
+ * programs read it with gdrmap_last_error() instead of scraping stderr.
+ */
+static _Thread_local char last_error[1024];
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
 static void log_configure(void)
@@ -34,14 +43,23 @@ void gdr_log(enum gdr_log_level level, const char *func, const char *fmt, ...)
 		[GDR_LOG_DEBUG] = "debug", [GDR_LOG_INFO] = "info",
 		[GDR_LOG_WARN] = "warning", [GDR_LOG_ERROR] = "error",
 	};
-	char line[1024];
+	char line[sizeof(last_error)];
 	va_list ap;
 
-	if (!gdr_log_enabled(level))
+	if (level != GDR_LOG_ERROR && !gdr_log_enabled(level))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	if (level == GDR_LOG_ERROR)
+		memcpy(last_error, line, sizeof(line));
+	if (!gdr_log_enabled(level))
+		return;
 	/* One fprintf, so lines of concurrent threads don't interleave. */
 	fprintf(stderr, "gdrmap %s: %s: %s\n", names[level], func, line);
+}
+
+GDR_API const char *gdrmap_last_error(void)
+{
+	return last_error;
 }

@@ -2,7 +2,9 @@
 /*
  * Messages on stderr, off unless GDRCOPY_ENABLE_LOGGING is set (GDRCopy's
  * variables, read once).  Every failure the library returns is explained
- * with gdr_err(): what went wrong, then what to do about it.
+ * with gdr_err(): what went wrong, then what to do about it.  The last
+ * such explanation of each thread is kept for gdrmap_last_error(), logging
+ * on or off.
  */
 #ifndef GDRMAP_LOG_H
 #define GDRMAP_LOG_H

@@ -67,8 +67,10 @@ int session_open(struct session *s, const struct opts *o)
 	s->g = gdr_open();
 	if (!s->g)
 		return fail(o, EXIT_CANNOT,
-			    "gdr_open failed (%s): no gdrmap backend is usable here; 'gdrmap doctor' says why and how to fix it",
-			    strerror(errno ? errno : ENODEV));
+			    "gdr_open failed (%s): %s; 'gdrmap doctor' says how to fix it",
+			    strerror(errno ? errno : ENODEV),
+			    gdrmap_last_error ? gdrmap_last_error() :
+			    "no gdrmap backend is usable here");
 	if (gdr_get_attribute(s->g, GDRMAP_ATTR_BACKEND, &b) || b < 1 || b > 3)
 		b = 0;
 	s->backend = backend_names[b];
@@ -114,11 +116,11 @@ int gpu_alloc(struct session *s, size_t size, CUdeviceptr *base)
 			return 0;
 		}
 		if (o->alloc == ALLOC_VMM || !strcmp(s->backend, "vulkan"))
-			return fail(o, EXIT_CANNOT, "%s(%zu): %s%s",
+			return fail(o, EXIT_CANNOT, "%s(%zu): %s: %s",
 				    gdrmap_mem_alloc ? "gdrmap_mem_alloc" :
 				    "this libgdrapi.so.2 (not gdrmap's?) has no gdrmap_mem_alloc",
 				    size, strerror(err),
-				    "; GDRCOPY_ENABLE_LOGGING=1 says why");
+				    gdrmap_last_error ? gdrmap_last_error() : "");
 	}
 	res = s->cu->MemAlloc(base, size);
 	if (res != CUDA_SUCCESS)

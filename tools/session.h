@@ -24,6 +24,7 @@
  */
 #pragma weak gdrmap_mem_alloc
 #pragma weak gdrmap_mem_free
+#pragma weak gdrmap_last_error
 
 #define TOOLS_STR_(x) #x
 #define TOOLS_STR(x) TOOLS_STR_(x)

@@ -28,6 +28,7 @@ gdr_pin_buffer_v2@@GDRAPI_2.5
 gdr_runtime_get_version@@GDRAPI_2.0
 gdr_unmap@@GDRAPI_2.0
 gdr_unpin_buffer@@GDRAPI_2.0
+gdrmap_last_error@@GDRMAP_0.2
 gdrmap_mem_alloc@@GDRMAP_0.1
 gdrmap_mem_free@@GDRMAP_0.1"
 have=$(nm -D --defined-only --with-symbol-versions "$lib" |

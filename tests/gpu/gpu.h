@@ -113,7 +113,7 @@ static inline gdr_t gpu_gdr_open(void)
 	gdr_t g = gdr_open();
 	int b = 0;
 
-	CHECK(g != NULL, "gdr_open on a GPU machine (set GDRCOPY_ENABLE_LOGGING=1 to see why not)");
+	CHECK(g != NULL, "gdr_open on a GPU machine: %s", gdrmap_last_error());
 	if (g && !gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &b))
 		fprintf(stderr, "backend: %s\n", b > 0 && b < 4 ? names[b] : "?");
 	return g;

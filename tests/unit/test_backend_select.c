@@ -17,6 +17,7 @@ struct outcome {
 	int opened;
 	int err;
 	char log[8192];
+	const char *last;	/* gdrmap_last_error() after the call, in log */
 };
 
 /* Run gdr_open in a child with env "NAME=VALUE" pairs set. */
@@ -46,7 +47,8 @@ static void try_open(const char *const *env, struct outcome *o)
 		res[0] = g != NULL;
 		res[1] = g ? 0 : errno;
 		/* Results go last on the pipe, after the log. */
-		dprintf(2, "\n@@%d %d\n", res[0], res[1]);
+		dprintf(2, "\n@@%d %d\n%s", res[0], res[1],
+			gdrmap_last_error());
 		_exit(0);
 	}
 	close(pipefd[1]);
@@ -59,9 +61,14 @@ static void try_open(const char *const *env, struct outcome *o)
 	{
 		char *res = strstr(o->log, "\n@@");
 
+		o->last = "";
 		if (res) {
+			char *last = strchr(res + 1, '\n');
+
 			sscanf(res + 3, "%d %d", &o->opened, &o->err);
 			*res = '\0';
+			if (last)
+				o->last = last + 1;
 		}
 	}
 }
@@ -94,6 +101,10 @@ int main(void)
 	      o.err);
 	CHECK(o.log[0] == '\0', "silent without GDRCOPY_ENABLE_LOGGING: \"%s\"",
 	      o.log);
+	CHECK(strstr(o.last, "no backend is usable") &&
+	      strstr(o.last, "modprobe gdrdrv") && strstr(o.last, "vulkan:"),
+	      "gdrmap_last_error() holds the whole reason without logging: \"%s\"",
+	      o.last);
 
 	try_open(logging, &o);
 	CHECK(!o.opened, "no backend usable");
@@ -109,6 +120,8 @@ int main(void)
 	      o.err);
 	CHECK(strstr(o.log, "GDRMAP_BACKEND=bogus is not a backend") != NULL,
 	      "names the bad value: %s", o.log);
+	CHECK(strstr(o.last, "GDRMAP_BACKEND=bogus is not a backend") != NULL,
+	      "gdrmap_last_error() names it too: %s", o.last);
 
 	try_open(vulkan, &o);
 	CHECK(!o.opened, "forced vulkan fails here");

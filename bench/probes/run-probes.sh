@@ -1,0 +1,42 @@
+#!/bin/bash
+# On a GPU machine: what the machine has (driver, CUDA, Python packages,
+# NCCL, Vulkan ICD, container signals) and how the CUDA driver answers
+# pointer queries under each current context (cuda_ctx_probe.c).
+# usage: bench/probes/run-probes.sh OUTDIR
+set -u
+out=${1:?usage: run-probes.sh OUTDIR}
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+{
+	echo "== date"; date -u
+	echo "== nvidia-smi"; nvidia-smi -L; nvidia-smi --query-gpu=driver_version,pci.bus_id,memory.total --format=csv
+	echo "== uname"; uname -a
+	echo "== cpu"; grep -m1 'model name' /proc/cpuinfo; nproc
+	echo "== python"; command -v python3; python3 -V
+	python3 - <<'PY'
+import importlib, os
+for m in ("torch", "cupy", "jax", "numpy", "numba", "nvidia.nccl", "nvidia.nvshmem"):
+    try:
+        mod = importlib.import_module(m)
+        print(m, getattr(mod, "__version__", "?"), getattr(mod, "__path__", [getattr(mod, "__file__", "")])[0] if hasattr(mod, "__path__") else getattr(mod, "__file__", ""))
+    except Exception as e:
+        print(m, "MISSING", e)
+try:
+    import torch
+    print("torch.cuda", torch.cuda.is_available(), torch.cuda.device_count(), torch.version.cuda, torch.cuda.nccl.version())
+except Exception as e:
+    print("torch.cuda error", e)
+PY
+	echo "== nccl libs"; find / -xdev -name 'libnccl.so*' 2>/dev/null | head
+	echo "== nvshmem libs"; find / -xdev -name 'libnvshmem*.so*' 2>/dev/null | head
+	echo "== nccl.h"; find / -xdev -name 'nccl.h' 2>/dev/null | head -3
+	echo "== vulkan"; ldconfig -p | grep -i -e vulkan -e GLX_nvidia -e libcuda.so; ls /usr/local/nvidia/share/vulkan/icd.d /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>&1
+	echo "== /dev"; ls -l /dev/nvidia* /dev/gdrdrv 2>&1
+	echo "== env"; env | grep -i -e nvidia -e cuda -e ^VK_ -e container | sort
+	echo "== container signals"; ls -l /.dockerenv /run/.containerenv 2>&1; cat /proc/1/cgroup; head -3 /proc/1/mountinfo; cat /proc/1/comm
+	echo "== mounts with nvidia"; grep -i nvidia /proc/self/mountinfo | head -20
+	echo "== gcc/nvcc"; gcc --version | head -1; nvcc --version | tail -2
+} >"$out/machine.txt" 2>&1
+cc -O1 -o /tmp/cuda_ctx_probe "$here/cuda_ctx_probe.c" -I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda >"$out/ctx-probe.txt" 2>&1 &&
+	/tmp/cuda_ctx_probe >>"$out/ctx-probe.txt" 2>&1
+echo "probe exit $?" >>"$out/ctx-probe.txt"
