@@ -75,7 +75,7 @@ static struct vk_import *find_import(CUmemGenericAllocationHandle handle)
 }
 
 static const char *const vmm_advice =
-	"load gdrdrv, or allocate with cuMemCreate with the POSIX file descriptor handle type and gpuDirectRDMACapable (gdrmap_mem_alloc does)";
+	"load gdrdrv, or allocate with cuMemCreate with the POSIX file descriptor handle type and gpuDirectRDMACapable (gdrmap_mem_alloc does; in PyTorch, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)";
 
 /*
  * Export the allocation behind handle and import it into Vulkan, on the
