@@ -87,4 +87,28 @@ out:
 	fake_leave_start(st, dev);
 }
 
+/* A pin of p, memory of dev, from another device's context: refused
+ * with err, gdrmap_last_error() saying text. */
+static inline void pin_refused(gdr_t g, int dev, CUdeviceptr p, int err,
+			       const char *text)
+{
+	gdr_mh_t mh;
+
+	fake_enter_start(START_OTHER_PRIMARY, dev);
+	LIB(gdr_pin_buffer(g, p, 4096, 0, 0, &mh), err);
+	CHECK(strstr(gdrmap_last_error(), text) != NULL,
+	      "the refusal says \"%s\": %s", text, gdrmap_last_error());
+	fake_leave_start(START_OTHER_PRIMARY, dev);
+}
+
+/* The verdict, once no library call made a CUDA call for memory outside
+ * a context of its owner. */
+static inline int owner_done(void)
+{
+	CHECK(atomic_load(&fake_wrong_ctx) == 0,
+	      "%d CUDA calls outside the owner's context",
+	      atomic_load(&fake_wrong_ctx));
+	return test_done();
+}
+
 #endif /* GDRMAP_TEST_OWNER_PINS_H */
