@@ -507,8 +507,10 @@ int main(int argc, char **argv)
 		pid[r] = fork();
 		if (pid[r] < 0)
 			return 1;
-		if (!pid[r])
+		if (!pid[r]) {
+			close(r ? fds[1] : fds[0]);
 			exit(rank_main(&a, r, r ? fds[0] : fds[1]));
+		}
 	}
 	close(fds[0]);
 	close(fds[1]);

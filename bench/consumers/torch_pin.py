@@ -111,6 +111,10 @@ gdr.gdrmap_last_error.restype = ctypes.c_char_p
 # The thread's current CUDA context, as the driver sees it.
 cuda = ctypes.CDLL("libcuda.so.1")
 cuda.cuCtxGetCurrent.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+cuda.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
+# Per thread: the context each library call is made under, where a case
+# needs one that torch's own calls in between would not leave current.
+case = threading.local()
 
 
 def current_ctx():
@@ -125,6 +129,8 @@ def last_error():
 
 def lib(call, *args, want=0, where=""):
     """A library call: it returns want and keeps the current context."""
+    if hasattr(case, "ctx"):
+        cuda.cuCtxSetCurrent(case.ctx)
     before = current_ctx()
     ret = call(*args)
     check(ret == want, "%s%s returned %d, want %d: %s"
@@ -233,6 +239,7 @@ for dev in range(ndev):
 
     def no_context(d=dev):
         check(current_ctx() is None, "a new thread starts with no context")
+        case.ctx = None      # torch makes one current: undone before each call
         pin_and_copy(d, "thread with no context: ")
     in_thread(no_context)
     print("ok GPU %d from a thread with no CUDA context" % dev, flush=True)
@@ -246,7 +253,8 @@ for dev in range(ndev):
         other = (d + 1) % ndev
         torch.cuda.set_device(other)
         torch.empty(1, device="cuda:%d" % other)   # its context current
-        check(current_ctx() is not None, "the thread has a context")
+        case.ctx = current_ctx()
+        check(case.ctx is not None, "the thread has a context")
         pin_and_copy(d, "thread on GPU %d: " % other)
         check(torch.cuda.current_device() == other,
               "the thread's current device stayed GPU %d" % other)
