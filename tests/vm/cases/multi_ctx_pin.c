@@ -16,11 +16,7 @@ int main(void)
 	int ngpus, nctx, k, j, vmm;
 	gdr_t g;
 
-	vm_cuda_init();
-	ngpus = gpu_count();
-	if (ngpus > MAX_GPUS)
-		ngpus = MAX_GPUS;
-	printf("%d simulated GPUs\n", ngpus);
+	ngpus = multi_init(1);
 	nctx = vm_contexts(ctxs, ngpus);
 
 	CU_OK(cuCtxSetCurrent(NULL));

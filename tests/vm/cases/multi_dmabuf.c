@@ -44,10 +44,7 @@ int main(void)
 	CUcontext opener;
 	gdr_t g;
 
-	vm_cuda_init();
-	ngpus = gpu_count();
-	if (ngpus > MAX_GPUS)
-		ngpus = MAX_GPUS;
+	ngpus = multi_init(1);
 	nctx = vm_contexts(ctxs, ngpus);
 	dmabuf_was = set_dmabuf(1);
 	REQUIRE(dmabuf_was >= 0, "cannot set %s: %s", dmabuf_param,

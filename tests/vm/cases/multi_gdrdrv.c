@@ -17,14 +17,7 @@ int main(void)
 	const long want = VM_MEM_SIZE / GPU_PAGE;
 	int ngpus, d, e, fd;
 
-	vm_cuda_init();
-	ngpus = gpu_count();
-	if (ngpus > MAX_GPUS)
-		ngpus = MAX_GPUS;
-	if (ngpus < 2) {
-		SKIP("one simulated GPU: nothing to pin across GPUs");
-		return test_done();
-	}
+	ngpus = multi_init(2);
 	fd = gdrdrv_open();
 	for (d = 0; d < ngpus; d++) {
 		pages[d] = nvsim_gpu_count(d, "pinned_pages");

@@ -90,14 +90,7 @@ int main(void)
 	long cb0[MAX_GPUS];
 	int ngpus;
 
-	vm_cuda_init();
-	ngpus = gpu_count();
-	if (ngpus > MAX_GPUS)
-		ngpus = MAX_GPUS;
-	if (ngpus < 2) {
-		SKIP("one simulated GPU: no other GPU to leave alone");
-		return test_done();
-	}
+	ngpus = multi_init(2);
 	fd = gdrdrv_open();
 	persistent = gdrdrv_persistent(fd);
 	printf("gdrdrv %s mode\n", persistent ? "persistent" : "non-persistent");

@@ -83,10 +83,7 @@ int main(void)
 	int ngpus, nctx, k, j;
 	gdr_t g;
 
-	vm_cuda_init();
-	ngpus = gpu_count();
-	if (ngpus > MAX_GPUS)
-		ngpus = MAX_GPUS;
+	ngpus = multi_init(1);
 	nctx = vm_contexts(ctxs, ngpus);
 	g = gdr_open();
 	REQUIRE(g, "gdr_open failed: %s", gdrmap_last_error());

@@ -52,14 +52,7 @@ int main(void)
 	size_t k;
 	gdr_t g;
 
-	vm_cuda_init();
-	ngpus = gpu_count();
-	if (ngpus > MAX_GPUS)
-		ngpus = MAX_GPUS;
-	if (ngpus < 2) {
-		SKIP("one simulated GPU: nothing to pin across GPUs");
-		return test_done();
-	}
+	ngpus = multi_init(2);
 	REQUIRE(buf, "malloc");
 	g = gdr_open();
 	REQUIRE(g, "gdr_open failed: %s", gdrmap_last_error());

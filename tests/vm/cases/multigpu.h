@@ -16,6 +16,24 @@
 
 #define MAX_GPUS 8
 
+/*
+ * CUDA up, device 0's primary context current: how many GPUs to use (at
+ * most MAX_GPUS).  With fewer than need, the case is skipped.
+ */
+static inline int multi_init(int need)
+{
+	int n;
+
+	vm_cuda_init();
+	n = gpu_count();
+	if (n < need) {
+		SKIP("%d simulated GPU(s), the case needs %d", n, need);
+		exit(test_done());
+	}
+	printf("%d simulated GPUs\n", n);
+	return n < MAX_GPUS ? n : MAX_GPUS;
+}
+
 /* A current context a thread may have: none, a primary one, its own. */
 struct vm_ctx {
 	char name[24];
