@@ -52,8 +52,9 @@ class HostBuffer:
                 "%s must support the buffer protocol (bytes, bytearray, "
                 "memoryview, array.array, a NumPy array...), not %s" %
                 (what, type(obj).__name__)) from None
-        except BufferError as e:
-            # Non-contiguous memory, or a read-only buffer to write into.
+        except (BufferError, ValueError) as e:
+            # Non-contiguous memory (NumPy says so with a ValueError), or a
+            # read-only buffer to write into.
             raise BufferError(
                 "%s cannot be used: %s (it must be one contiguous%s buffer)"
                 % (what, e, " writable" if writable else "")) from None

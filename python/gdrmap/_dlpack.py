@@ -95,15 +95,23 @@ _KINDS = [
 
 
 def call_dlpack(obj):
-    """obj.__dlpack__(), asking for DLPack 1.0 and no synchronisation;
-    producers that predate those arguments are asked with fewer."""
-    attempts = ({"stream": -1, "max_version": (1, 0)}, {"stream": -1}, {})
-    for kwargs in attempts:
+    """obj.__dlpack__(), asking for DLPack 1.0 and no synchronisation.
+    Producers that predate those arguments (TypeError) are asked with
+    fewer; one that refuses stream=-1 is asked with no stream, and may
+    then make CUDA's legacy default stream wait for its own (an event on
+    the GPU, never a wait of the CPU)."""
+    last = None
+    for kwargs in ({"stream": -1, "max_version": (1, 0)}, {"stream": -1},
+                   {"max_version": (1, 0)}, {}):
         try:
             return obj.__dlpack__(**kwargs)
-        except TypeError:
-            if not kwargs:
+        except TypeError as e:
+            last = e
+        except (BufferError, ValueError) as e:
+            if "stream" not in kwargs:
                 raise
+            last = e
+    raise last
 
 
 def _describe(device_type):

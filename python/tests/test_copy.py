@@ -86,7 +86,7 @@ mem.put(BASE + 8, data)
 targets = [bytearray(n), array.array("I", bytes(n)), mmap.mmap(-1, n)]
 if numpy is not None:
     targets.append(numpy.full(n // 4, 7, dtype=numpy.uint32))
-    targets.append(numpy.zeros((10, n // 40), dtype=numpy.uint8))
+    targets.append(numpy.zeros((10, n // 10), dtype=numpy.uint8))
 for dst in targets:
     m.readinto(dst, 8)
     got = dst.tobytes() if hasattr(dst, "tobytes") else bytes(dst)
@@ -134,7 +134,7 @@ t.start()
 CHECK(m.wait(FLAG, lambda v: v >= 100, timeout=10, spin=0) == 1000,
       "wait with a predicate returns the value seen")
 t.join()
-e = raises(TimeoutError, m.wait, FLAG, 7, timeout=0.05,
+raises(TimeoutError, m.wait, FLAG, 7, timeout=0.05,
            match="was still 1000 after 0.05 s")
 mem.put(BASE + FLAG, struct.pack(native + "I", 9) + b"\xa5" * 4)
 CHECK(m.wait(FLAG, 9, width=4, timeout=1) == 9, "wait on 4 bytes")

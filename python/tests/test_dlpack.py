@@ -62,6 +62,21 @@ with Mapping(old) as m:
     CHECK(m.size == 16, "legacy size")
 settled(old, 1, "legacy")
 
+# A producer that refuses stream=-1 (it wants to synchronise): asked
+# again without a stream.
+class Syncing(FakeDLPack):
+    def __dlpack__(self, stream=None, **kwargs):
+        if stream == -1:
+            raise BufferError("this producer always synchronises")
+        return FakeDLPack.__dlpack__(self, stream=stream, **kwargs)
+
+
+syncing = Syncing(p, (16,))
+with Mapping(syncing) as m:
+    CHECK(syncing.calls == [{"stream": None, "max_version": (1, 0)}],
+          repr(syncing.calls))
+settled(syncing, 1, "syncing")
+
 # byte_offset, and a device id.
 prod = FakeDLPack(p, (10,), bits=16, byte_offset=2 * 65536 + 3,
                   device=(dl.kDLCUDA, 3))

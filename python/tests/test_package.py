@@ -76,14 +76,23 @@ with tempfile.TemporaryDirectory() as tmp:
     venv = os.path.join(tmp, "venv")
     rc, out = run([sys.executable, "-m", "venv", "--system-site-packages",
                    venv])
+    vpython = os.path.join(venv, "bin", "python")
+    if not rc:
+        # Building offline needs setuptools and its bdist_wheel (built in
+        # from setuptools 70.1, else the wheel package) without a download.
+        rc, out = run([vpython, "-c", "import setuptools\ntry:\n"
+                       "    import setuptools.command.bdist_wheel\n"
+                       "except ImportError:\n    import wheel"])
     if rc:
-        check.skip("no venv here (python3-venv): %s" % out.strip()[-300:])
+        check.skip("no venv with setuptools and wheel here (Debian: "
+                   "python3-venv python3-setuptools python3-wheel): %s" %
+                   out.strip()[-300:])
     else:
-        pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install",
+        pip = [vpython, "-m", "pip", "install",
                "--no-index", "--no-build-isolation", "--quiet"]
         rc, out = run(pip + [src])
         CHECK(rc == 0, "pip install ./python into a venv: %s" % out)
-        use(os.path.join(venv, "bin", "python"), venv, {})
+        use(vpython, venv, {})
         target = os.path.join(tmp, "target")
         rc, out = run(pip + ["--target", target, src])
         CHECK(rc == 0, "pip install --target: %s" % out)
