@@ -31,6 +31,7 @@ libgdrapi installed).
 """
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
@@ -92,11 +93,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0)
     args = ap.parse_args()
     if args.alloc is None:
-        try:
-            import torch	# noqa: F401
-            args.alloc = "torch"
-        except ImportError:
-            args.alloc = "cupy"
+        args.alloc = "torch" if importlib.util.find_spec("torch") else "cupy"
 
     owner, words = control_block(args.alloc)
     data = cupy.ones(1 << 16, dtype=cupy.float32)

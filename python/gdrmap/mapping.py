@@ -321,47 +321,9 @@ class Mapping:
                        cpu, address, n)
         return n
 
-    # The flag and counter helpers: one library call each, the GIL kept,
-    # arguments as ready-made ctypes objects; offsets naturally aligned.
-
-    def load_u32(self, offset=0):
-        """The unsigned 32-bit value at offset (native byte order)."""
-        value = c_uint32()
-        err = self._lib.copy_from_held(self._hbox, byref(value),
-                                       self._aligned(offset, 4), _N4)
-        if err:
-            self._failed(err, "gdr_copy_from_mapping")
-        return value.value
-
-    def load_u64(self, offset=0):
-        """The unsigned 64-bit value at offset (native byte order)."""
-        value = c_uint64()
-        err = self._lib.copy_from_held(self._hbox, byref(value),
-                                       self._aligned(offset, 8), _N8)
-        if err:
-            self._failed(err, "gdr_copy_from_mapping")
-        return value.value
-
-    def _store(self, offset, value, width, ctype, count):
-        if type(value) is not int:
-            value = _index(value, "value")
-        if not 0 <= value <= _LIMITS[width]:
-            raise ValueError("value %d does not fit in %d unsigned bits" %
-                             (value, 8 * width))
-        self._writable()
-        err = self._lib.copy_to_held(self._hbox, self._aligned(offset, width),
-                                     byref(ctype(value)), count)
-        if err:
-            self._failed(err, "gdr_copy_to_mapping")
-
-    def store_u32(self, offset, value):
-        """Write an unsigned 32-bit value at offset (fenced)."""
-        self._store(offset, value, 4, c_uint32, _N4)
-
-    def store_u64(self, offset, value):
-        """Write an unsigned 64-bit value at offset (fenced)."""
-        self._store(offset, value, 8, c_uint64, _N8)
-
+    # The flag and counter helpers (made by _loader and _storer below):
+    # one library call each, the GIL kept, arguments as ready-made ctypes
+    # objects; offsets naturally aligned; native byte order.
     def wait(self, offset, until, timeout=None, width=8, spin=1e-3,
              max_sleep=1e-3):
         """Poll the value at offset until it equals ``until`` (an int) or
@@ -404,3 +366,44 @@ class Mapping:
                     min(sleep, deadline - now)
                 time.sleep(pause)
                 sleep = min(2 * sleep, max_sleep) if max_sleep else 0
+
+
+def _loader(ctype, width, count):
+    """Mapping.load_u<8*width>: written once for both widths, without a
+    call more on the way (the flag read is the path to keep short)."""
+    def load(self, offset=0):
+        value = ctype()
+        err = self._lib.copy_from_held(self._hbox, byref(value),
+                                       self._aligned(offset, width), count)
+        if err:
+            self._failed(err, "gdr_copy_from_mapping")
+        return value.value
+    load.__name__ = "load_u%d" % (8 * width)
+    load.__qualname__ = "Mapping." + load.__name__
+    load.__doc__ = "The unsigned %d-bit value at offset." % (8 * width)
+    return load
+
+
+def _storer(ctype, width, count):
+    def store(self, offset, value):
+        if type(value) is not int:
+            value = _index(value, "value")
+        if not 0 <= value <= _LIMITS[width]:
+            raise ValueError("value %d does not fit in %d unsigned bits" %
+                             (value, 8 * width))
+        self._writable()
+        err = self._lib.copy_to_held(self._hbox, self._aligned(offset, width),
+                                     byref(ctype(value)), count)
+        if err:
+            self._failed(err, "gdr_copy_to_mapping")
+    store.__name__ = "store_u%d" % (8 * width)
+    store.__qualname__ = "Mapping." + store.__name__
+    store.__doc__ = ("Write an unsigned %d-bit value at offset (fenced)." %
+                     (8 * width))
+    return store
+
+
+Mapping.load_u32 = _loader(c_uint32, 4, _N4)
+Mapping.load_u64 = _loader(c_uint64, 8, _N8)
+Mapping.store_u32 = _storer(c_uint32, 4, _N4)
+Mapping.store_u64 = _storer(c_uint64, 8, _N8)

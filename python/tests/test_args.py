@@ -4,6 +4,7 @@ refused with an exception that says what was wrong, and nothing is written
 to the memory by a refused call."""
 
 import array
+import ctypes
 import types
 
 import check
@@ -11,6 +12,7 @@ from check import check as CHECK, raises
 
 check.use_mock()
 import gdrmap	# noqa: E402
+from gdrmap import _lib	# noqa: E402
 from fakes import DeviceMemory, FakeCAI, Mock	# noqa: E402
 
 mock = Mock()
@@ -60,6 +62,15 @@ CHECK(m.mapping_type == "Write Combining", m.mapping_type)
 CHECK("open 0x%x +4096 device 3" % mem.ptr in repr(m), repr(m))
 CHECK(m.obj is None, "a pointer has no object")
 CHECK(gdrmap.backend() == "unknown (99)", gdrmap.backend())
+# gdr_info_v2_t as ctypes lays it out is the library's: every field.
+lib, g = _lib.instance()
+info = _lib.GdrInfo()
+CHECK(lib.gdr_get_info_v2(g, m._pin.handle, ctypes.byref(info)) == 0 and
+      ctypes.sizeof(info) == 48 and info.va == mem.ptr and
+      info.mapped_size == 65536 and info.page_size == 65536 and
+      info.mapped == 1 and info.wc_mapping == 1 and info.mapping_type == 1,
+      "gdr_info_v2: %r" % ([(f[0], getattr(info, f[0])) for f in
+                             info._fields_],))
 
 # Reads.
 raises(ValueError, m.read, -1, match="must not be negative")

@@ -67,3 +67,16 @@ def pattern(n, seed):
     """n bytes, never 0 and never the poison 0xA5."""
     values = ((i * 13 + seed) % 250 + 1 for i in range(n))
     return bytes(0x5A if v == 0xA5 else v for v in values)
+
+
+class DLPackOnly:
+    """An array seen through DLPack alone (no __cuda_array_interface__)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()

@@ -9,7 +9,7 @@ and what cudaMallocAsync memory (MemoryAsyncPool) gives, reported."""
 import errno
 
 import gpu_env
-from gpu_env import check, expect_bytes, gdrmap, pattern
+from gpu_env import DLPackOnly, check, expect_bytes, gdrmap, pattern
 
 cupy = gpu_env.need_cupy()
 import numpy	# noqa: E402
@@ -20,17 +20,6 @@ N = 300000
 
 def host_bytes(a):
     return cupy.asnumpy(a).tobytes()
-
-
-class DLPackOnly:
-    def __init__(self, a):
-        self.a = a
-
-    def __dlpack__(self, **kwargs):
-        return self.a.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self.a.__dlpack_device__()
 
 
 def round_trips(a, what):

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import gpu_env
-from gpu_env import check, expect_bytes, gdrmap, pattern
+from gpu_env import DLPackOnly, check, expect_bytes, gdrmap, pattern
 
 torch = gpu_env.need_torch()
 import numpy	# noqa: E402	(torch.Tensor.numpy)
@@ -26,19 +26,6 @@ N = 256 << 10		# small-pool tensors stay in one 2 MiB segment page
 def host_bytes(t):
     """The tensor's bytes as torch copies them (cudaMemcpy, synchronised)."""
     return t.view(torch.uint8).cpu().numpy().tobytes()
-
-
-class DLPackOnly:
-    """The tensor seen through DLPack alone (no __cuda_array_interface__)."""
-
-    def __init__(self, t):
-        self.t = t
-
-    def __dlpack__(self, **kwargs):
-        return self.t.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self.t.__dlpack_device__()
 
 
 for dev in range(torch.cuda.device_count()):
@@ -115,6 +102,23 @@ for dev in range(torch.cuda.device_count()):
                  match="host memory")
     check.raises(ValueError, gdrmap.Mapping, t, device=dev + 1,
                  match="the memory is on device %d" % dev)
+
+    # A large tensor: expandable segments build it from several CUDA
+    # allocations, and a pin must lie inside one.  Reported: mapped, or
+    # refused with the library's explanation.
+    big = torch.empty(64 << 20, dtype=torch.uint8, device=name)
+    try:
+        with gdrmap.Mapping(big) as m:
+            big.fill_(3)
+            torch.cuda.synchronize(dev)
+            expect_bytes(m.read(4096, (64 << 20) - 4096), b"\x03" * 4096,
+                         name + " 64 MiB tensor")
+            print("%s: a 64 MiB tensor: mapped" % name)
+    except gdrmap.GdrmapError as e:
+        check.check(e.function == "gdr_pin_buffer" and len(e.strerror) > 40,
+                    str(e))
+        print("%s: a 64 MiB tensor: refused: %s" % (name, e))
+    del big
 
 # Without expandable segments PyTorch allocates with cudaMalloc: gdrdrv
 # pins that; the module-free backends cannot, and the error says what to
