@@ -3,10 +3,12 @@
 
 import ctypes
 import errno
+import os
 import threading
 import time
 import weakref
-from ctypes import byref, c_char, c_size_t, c_uint32, c_uint64, c_ulong, c_void_p
+from ctypes import (byref, c_char, c_size_t, c_uint32, c_uint64, c_ulong,
+                    c_void_p)
 
 from . import _lib
 from ._buffer import HostBuffer
@@ -19,17 +21,27 @@ GIL_HELD_MAX = 4096
 _N4, _N8 = c_size_t(4), c_size_t(8)
 _LIMITS = {4: (1 << 32) - 1, 8: (1 << 64) - 1}
 
-_HINTS = {
-    "torch": "PyTorch: its caching allocator takes memory with cudaMalloc, "
-             "which only gdrdrv can pin; start the process with "
-             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (set before "
-             "the first CUDA allocation) so that it allocates with "
-             "cuMemCreate, or load gdrdrv (sudo modprobe gdrdrv).",
-    "cupy": "CuPy: its default memory pool takes memory with cudaMalloc, "
-            "which only gdrdrv can pin; allocate through gdrmap "
-            "(cupy.cuda.set_allocator(gdrmap.cupy_memory_pool().malloc)), "
-            "or load gdrdrv (sudo modprobe gdrdrv).",
-}
+def _hint(producer):
+    """Advice for memory from PyTorch or CuPy that could not be pinned."""
+    if producer == "torch":
+        conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "") + \
+            os.environ.get("PYTORCH_ALLOC_CONF", "")
+        if "expandable_segments:True" in conf:
+            return ("PyTorch: expandable segments are on, and a segment is "
+                    "made of several CUDA allocations: a tensor that spans "
+                    "two cannot be pinned without gdrdrv; map a smaller "
+                    "tensor, or load gdrdrv (sudo modprobe gdrdrv).")
+        return ("PyTorch: its caching allocator takes memory with "
+                "cudaMalloc, which only gdrdrv can pin; start the process "
+                "with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (read "
+                "at the first CUDA allocation) so that it allocates with "
+                "cuMemCreate, or load gdrdrv (sudo modprobe gdrdrv).")
+    if producer == "cupy":
+        return ("CuPy: its default memory pool takes memory with cudaMalloc, "
+                "which only gdrdrv can pin; allocate the arrays to map under "
+                "cupy.cuda.using_allocator(gdrmap.cupy_memory_pool().malloc),"
+                " or load gdrdrv (sudo modprobe gdrdrv).")
+    return None
 
 
 class _Pin:
@@ -57,7 +69,7 @@ class _Pin:
         err = lib.gdr_pin_buffer(self.gdr, src.ptr, src.size, 0, 0,
                                  byref(handle))
         if err:
-            hint = _HINTS.get(src.producer) if err == errno.EINVAL else None
+            hint = _hint(src.producer) if err == errno.EINVAL else None
             raise lib.error(err, "gdr_pin_buffer", hint)
         self.handle = handle.value
         va = c_void_p()

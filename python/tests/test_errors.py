@@ -5,6 +5,7 @@ PyTorch and CuPy memory; a failed Mapping leaves nothing pinned; the
 instance is opened again after gdr_open failed."""
 
 import errno
+import os
 
 import check
 from check import check as CHECK, raises
@@ -47,6 +48,8 @@ def framework_array(module):
     return cls(mem.ptr, (64,))
 
 
+os.environ.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+os.environ.pop("PYTORCH_ALLOC_CONF", None)
 for module, words in (
         ("torch", ("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
                    "sudo modprobe gdrdrv")),
@@ -55,6 +58,15 @@ for module, words in (
     mock.fail("pin", errno.EINVAL, LEGACY)
     raises(GdrmapError, Mapping, framework_array(module),
            match=("gdr_pin_buffer: " + LEGACY,) + words)
+# With expandable segments already on, the advice is about spanning
+# two allocations.
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+mock.fail("pin", errno.EINVAL, "[0x7f00, +4194304) is not inside one "
+          "allocation")
+e = raises(GdrmapError, Mapping, framework_array("torch"),
+           match=("expandable segments are on", "spans two"))
+CHECK(e is not None and "PYTORCH_CUDA_ALLOC_CONF=" not in str(e), str(e))
+del os.environ["PYTORCH_CUDA_ALLOC_CONF"]
 # Advice only where it helps: not for other errors.
 mock.fail("pin", errno.ENOMEM, "mock: out of pins")
 e = raises(GdrmapError, Mapping, framework_array("torch"),
