@@ -154,8 +154,8 @@ with open(os.path.join(out_dir, "python_flaglat.json"), "w") as f:
 lines = ["%s: %s" % kv for kv in results["machine"].items()]
 for dev, r in results["devices"].items():
     lines.append("")
-    lines.append("GPU %s (ns per call)        p50       p99       min      mean"
-                 % dev)
+    lines.append("  %-48s %9s %9s %9s %9s" % ("GPU %s, ns per call" % dev,
+                                               "p50", "p99", "min", "mean"))
     for name, s in r.items():
         if isinstance(s, dict):
             lines.append("  %-48s %9d %9d %9d %9.0f" % (

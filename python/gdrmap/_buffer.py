@@ -7,7 +7,7 @@ read-only buffers (ctypes' from_buffer takes writable ones only)."""
 import ctypes
 from ctypes import POINTER, c_char_p, c_int, c_void_p, py_object
 
-# Py_buffer, part of the stable ABI since Python 3.11 and laid out so since 3.3.
+# Py_buffer: in the stable ABI since Python 3.11, laid out so since 3.3.
 class _PyBuffer(ctypes.Structure):
     _fields_ = [
         ("buf", c_void_p),

@@ -46,10 +46,12 @@ def cupy_memory_pool():
     """A cupy.cuda.MemoryPool that takes its memory from mem_alloc, so
     that the arrays it holds can be mapped without gdrdrv::
 
-        cupy.cuda.set_allocator(gdrmap.cupy_memory_pool().malloc)
+        pool = gdrmap.cupy_memory_pool()
+        with cupy.cuda.using_allocator(pool.malloc):
+            flags = cupy.zeros(4, dtype=cupy.uint64)
 
     Each new block of the pool is one allocation of at least 2 MiB: use
-    it for the arrays you map (cupy.cuda.using_allocator), not for all."""
+    it for the arrays you map, not for all (cupy.cuda.set_allocator)."""
     import cupy
 
     def malloc(size, device_id):

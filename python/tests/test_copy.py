@@ -29,8 +29,8 @@ except ImportError:
 SIZE = 256 << 10
 mem = DeviceMemory(SIZE)
 POISON = 0xA5
-SIZES = (1, 7, 63, 64, 65, 4095, mapping.GIL_HELD_MAX, mapping.GIL_HELD_MAX + 1,
-         100003)
+HELD = mapping.GIL_HELD_MAX
+SIZES = (1, 7, 63, 64, 65, 4095, HELD, HELD + 1, 100003)
 
 
 def expect_only(start, data, what):
