@@ -113,7 +113,7 @@ threads = [threading.Thread(target=copier, args=(n,)) for n in (SIZE, 8)]
 for t in threads:
     t.start()
 started.wait()
-while outcomes["ok"] < 20:
+while outcomes["ok"] < 20 and all(t.is_alive() for t in threads):
     threading.Event().wait(0.001)
 m.close()
 for t in threads:
