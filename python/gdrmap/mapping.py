@@ -255,19 +255,17 @@ class Mapping:
         return self._cpu + offset
 
     def _aligned(self, offset, width):
-        if type(offset) is not int:
-            offset = _index(offset, "offset")
-        if offset < 0 or offset > self._size - width:
-            self._check()
-            raise ValueError(
-                "offset %d: a %d-byte value there leaves the mapping (%d "
-                "bytes)" % (offset, width, self._size))
-        if (self._cpu + offset) & (width - 1):
+        if type(offset) is int and 0 <= offset <= self._size - width:
+            cpu = self._cpu + offset
+        else:
+            cpu = self._range(offset, width)	# converts, or refuses
+            offset = cpu - self._cpu
+        if cpu & (width - 1):
             raise ValueError(
                 "offset %d: device address 0x%x is not a multiple of %d "
                 "(a flag must be aligned to its size to be read and written "
                 "in one piece)" % (offset, self._pin.src.ptr + offset, width))
-        return c_void_p(self._cpu + offset)
+        return c_void_p(cpu)
 
     def _writable(self):
         if self._pin.src.readonly:
