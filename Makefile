@@ -55,6 +55,7 @@ include bench/bench.mk
 -include kernel/kernel.mk
 -include sim/sim.mk
 -include tools/tools.mk
+include python/python.mk
 -include tests/vm/vm.mk
 -include packaging/install.mk
 

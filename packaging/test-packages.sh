@@ -7,8 +7,10 @@
 #      every kernel with headers; a running kernel without headers must
 #      not matter);
 #   3. compile a consumer found through `pkg-config gdrapi` and run it
-#      (no GPU needed: version query, gdr_open failing cleanly), and run
-#      the installed `gdrmap doctor` (exit 0 without a GPU);
+#      (no GPU needed: version query, gdr_open failing cleanly), run
+#      the installed `gdrmap doctor` (exit 0 without a GPU), and use the
+#      Python package with Debian's python3 (the installed library and
+#      command; gdr_open failing with its explanation);
 #   4. check gdrdrv.ko was built by DKMS for the newest installed
 #      /usr/src/linux-headers-* (built with -k if the postinst had not);
 #   5. purge them and check /usr /etc /lib /var/lib/dkms hold exactly the
@@ -24,10 +26,10 @@ set -eu
 keep=0
 [ "${1:-}" = -k ] && keep=1
 top=$(cd "$(dirname "$0")/.." && pwd)
-PKGS="gdrmap gdrmap-tools gdrmap-tools-dbgsym gdrmap-dkms libgdrapi-dev libgdrapi2 libgdrapi2-dbgsym"
+PKGS="gdrmap gdrmap-tools gdrmap-tools-dbgsym gdrmap-dkms libgdrapi-dev libgdrapi2 libgdrapi2-dbgsym python3-gdrmap"
 # Stand-ins for NVIDIA's packages of these names, made by this test.
 NV_PKGS="gdrcopy-tests libgdrapi gdrdrv-dkms"
-DEPS="debhelper dkms pkgconf gcc make libc6-dev man-db"
+DEPS="debhelper dkms pkgconf gcc make libc6-dev man-db dh-python pybuild-plugin-pyproject python3-all python3-setuptools"
 SNAP_DIRS="/usr /etc /lib /var/lib/dkms"
 # Another apt or dpkg at work on this machine is waited for, not failed on.
 APT="apt-get -o DPkg::Lock::Timeout=600"
@@ -117,7 +119,7 @@ step "install ours with apt-get: they must replace those"
 $APT install -y --no-install-recommends "$work"/debs/*.deb >"$work/install.log" 2>&1 ||
 	{ tail -n 40 "$work/install.log"; fail "apt-get install (log: $work/install.log)"; }
 grep '^gdrdrv ' "$work/install.log" | sed 's/^/    /' || true
-for p in gdrmap gdrmap-tools gdrmap-dkms libgdrapi-dev libgdrapi2; do
+for p in gdrmap gdrmap-tools gdrmap-dkms libgdrapi-dev libgdrapi2 python3-gdrmap; do
 	dpkg-query -W -f='${db:Status-Abbrev}' "$p" | grep -q '^ii' || fail "$p is not installed"
 done
 
@@ -179,6 +181,35 @@ man -w gdr_open gdr_copy_to_mapping gdrdrv >/dev/null 2>&1 || fail "man pages mi
 /usr/bin/gdrmap doctor >"$work/doctor.log" 2>&1 ||
 	{ cat "$work/doctor.log"; fail "gdrmap doctor failed"; }
 grep -E '^\[(ok  |warn|fail)\] library ' "$work/doctor.log" | sed 's/^/    /' || true
+
+step "the Python package, on the installed library and command"
+cat >"$work/use.py" <<'PYEOF'
+import os, gdrmap
+lib = gdrmap.library_path()
+print("library", lib)
+print("module", os.path.dirname(gdrmap.__file__))
+report = gdrmap.doctor()
+print("doctor", report["tool"], report["command"], report["library"]["path"])
+try:
+    print("backend", gdrmap.backend())
+except gdrmap.GdrmapError as e:
+    print("gdr_open failed, errno", e.errno, e.function)
+    print(e.strerror.splitlines()[0])
+PYEOF
+# From /, with nothing of the tree or a local Python on the way.
+(cd / && env -u PYTHONPATH -u GDRMAP_LIBRARY -u GDRMAP_COMMAND \
+	/usr/bin/python3 "$work/use.py") >"$work/python.log" 2>&1 ||
+	{ cat "$work/python.log"; fail "the installed Python package failed"; }
+sed 's/^/    /' "$work/python.log"
+lib=$(sed -n 's/^library //p' "$work/python.log")
+[ "$(dpkg -S "$lib" 2>/dev/null | cut -d: -f1)" = libgdrapi2 ] ||
+	fail "the Python package loaded '$lib', not libgdrapi2's"
+grep -qx "module /usr/lib/python3/dist-packages/gdrmap" "$work/python.log" ||
+	fail "python3 imported gdrmap from elsewhere than python3-gdrmap"
+grep -q "^doctor gdrmap doctor " "$work/python.log" ||
+	fail "gdrmap.doctor() did not return the installed command's report"
+grep -Eq '^(backend |gdr_open: no backend is usable)' "$work/python.log" ||
+	fail "neither a backend nor gdr_open's explanation"
 
 ver=$(dpkg-query -W -f='${Version}' gdrmap-dkms); ver=${ver%-*}
 hdr=$(ls -d /usr/src/linux-headers-*-amd64 /usr/src/linux-headers-*-arm64 2>/dev/null |

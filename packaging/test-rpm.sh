@@ -1,5 +1,5 @@
 #!/bin/sh
-# The rpm spec: it parses (rpmspec) and names the four packages; where
+# The rpm spec: it parses (rpmspec) and names the five packages; where
 # rpmbuild exists, the rpms build from the working tree (--nodeps: the
 # rpm database of a Debian machine knows no packages) and hold the files
 # they should.  Exit 0 pass, 1 fail, 77 skip (no rpmspec).
@@ -11,7 +11,7 @@ command -v rpmspec >/dev/null ||
 	{ echo "SKIP: rpmspec is not installed (apt-get install rpm)"; exit 77; }
 
 names=$(rpmspec -q --qf '%{NAME}\n' "$spec" 2>&1) || { echo "$names"; fail "rpmspec -q"; }
-for p in gdrmap gdrmap-devel gdrmap-tools gdrmap-dkms; do
+for p in gdrmap gdrmap-devel gdrmap-tools gdrmap-dkms python3-gdrmap; do
 	echo "$names" | grep -qx "$p" || { echo "$names"; fail "the spec has no package $p"; }
 done
 rpmspec -P "$spec" >/dev/null || fail "rpmspec -P"
@@ -34,5 +34,6 @@ check() {	# package, files it must hold
 check gdrmap /libgdrapi.so.2 /libgdrapi.so.2.6
 check gdrmap-devel /libgdrapi.so /include/gdrapi.h /pkgconfig/gdrapi.pc /man3/gdr_open.3
 check gdrmap-tools /bin/gdrmap /man1/gdrmap.1
+check python3-gdrmap /gdrmap/__init__.py /gdrmap/mapping.py
 check gdrmap-dkms /dkms.conf /gdrdrv/Kbuild /modprobe.d/gdrdrv.conf /60-gdrdrv.rules /man4/gdrdrv.4
 echo "the rpm spec parses and builds: $(echo $names)"

@@ -1,0 +1,419 @@
+# SPDX-License-Identifier: MIT
+"""Mapping: GPU memory pinned and mapped for this process's CPU."""
+
+import ctypes
+import errno
+import os
+import threading
+import time
+import weakref
+from ctypes import (byref, c_char, c_size_t, c_uint32, c_uint64, c_ulong,
+                    c_void_p)
+
+from . import _lib
+from ._buffer import HostBuffer
+from ._source import _index, resolve
+
+# Copies up to this size keep the GIL (a few microseconds at most);
+# larger ones release it so that other threads run meanwhile.
+GIL_HELD_MAX = 4096
+
+_N4, _N8 = c_size_t(4), c_size_t(8)
+_LIMITS = {4: (1 << 32) - 1, 8: (1 << 64) - 1}
+
+def _hint(producer):
+    """Advice for memory from PyTorch or CuPy that could not be pinned."""
+    if producer == "torch":
+        conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "") + \
+            os.environ.get("PYTORCH_ALLOC_CONF", "")
+        if "expandable_segments:True" in conf:
+            return ("PyTorch: expandable segments are on, and a segment is "
+                    "made of several CUDA allocations: a tensor that spans "
+                    "two cannot be pinned without gdrdrv; map a smaller "
+                    "tensor, or load gdrdrv (sudo modprobe gdrdrv).")
+        return ("PyTorch: its caching allocator takes memory with "
+                "cudaMalloc, which only gdrdrv can pin; start the process "
+                "with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (read "
+                "at the first CUDA allocation) so that it allocates with "
+                "cuMemCreate, or load gdrdrv (sudo modprobe gdrdrv).")
+    if producer == "cupy":
+        return ("CuPy: its default memory pool takes memory with cudaMalloc, "
+                "which only gdrdrv can pin; allocate the arrays to map under "
+                "cupy.cuda.using_allocator(gdrmap.cupy_memory_pool().malloc),"
+                " or load gdrdrv (sudo modprobe gdrdrv).")
+    return None
+
+
+class _Pin:
+    """The library's side of one Mapping: its handle and mapping, and what
+    must stay alive.  Kept apart from the Mapping so that the Mapping's
+    finalizer can close it without keeping the Mapping alive.
+
+    Copies that release the GIL count themselves in ``users`` (under
+    ``cond``); close waits for them before unmapping.  Copies that keep
+    the GIL go through ``hbox``, the handle, which close zeroes first:
+    the library refuses handle 0, so no copy reaches an unmapped page."""
+
+    def __init__(self, lib, gdr, src):
+        self.lib, self.gdr, self.src = lib, gdr, src
+        self.handle = 0
+        self.va = None
+        self.hbox = c_ulong(0)
+        self.cond = threading.Condition(threading.Lock())
+        self.users = 0
+        self.closed = None		# why it is closed, once it is
+
+    def open(self):
+        lib, src = self.lib, self.src
+        handle = _lib.HANDLE()
+        err = lib.gdr_pin_buffer(self.gdr, src.ptr, src.size, 0, 0,
+                                 byref(handle))
+        if err:
+            hint = _hint(src.producer) if err == errno.EINVAL else None
+            raise lib.error(err, "gdr_pin_buffer", hint)
+        self.handle = handle.value
+        va = c_void_p()
+        err = lib.gdr_map(self.gdr, self.handle, byref(va), src.size)
+        if err:
+            exc = lib.error(err, "gdr_map")
+            lib.gdr_unpin_buffer(self.gdr, self.handle)
+            raise exc
+        self.va = va.value
+        info = _lib.GdrInfo()
+        err = lib.gdr_get_info_v2(self.gdr, self.handle, byref(info))
+        if err:
+            exc = lib.error(err, "gdr_get_info_v2")
+            self._release()
+            raise exc
+        self.mapping_type = lib.mapping_type_name(info.mapping_type)
+        self.cpu = self.va + (src.ptr - info.va)
+        self.hbox.value = self.handle
+
+    def _release(self):
+        """Unmap, then unpin: the library refuses to unpin a mapped
+        handle.  The first error, or None."""
+        lib, g, h = self.lib, self.gdr, self.handle
+        first = None
+        err = lib.gdr_unmap(g, h, self.va, self.src.size)
+        if err:
+            first = lib.error(err, "gdr_unmap")
+        else:
+            err = lib.gdr_unpin_buffer(g, h)
+            if err:
+                first = lib.error(err, "gdr_unpin_buffer")
+        return first
+
+    def close(self, quiet=False):
+        with self.cond:
+            if self.closed:
+                return
+            self.closed = "the Mapping is closed"
+            self.hbox.value = 0
+            while self.users:
+                self.cond.wait()
+        _lib.unregister(self)
+        try:
+            exc = self._release()
+        finally:
+            release, self.src.release = self.src.release, None
+            self.src.keep = None
+            if release:
+                release()
+        if exc and not quiet:
+            raise exc
+
+    def forget(self, why):
+        """Drop the pin without a library call (after fork)."""
+        self.closed = why
+        self.hbox.value = 0
+
+
+class Mapping:
+    """GPU memory mapped for the CPU: ``Mapping(obj_or_ptr, size=None,
+    device=None)``.
+
+    obj_or_ptr is an object exposing ``__cuda_array_interface__`` or
+    ``__dlpack__`` (a PyTorch tensor, a CuPy or Numba array...), which must
+    be contiguous and is kept alive while mapped, or a device pointer (an
+    int), then with size.  size maps only the first size bytes of an
+    object.  device, the CUDA ordinal, is checked against where the memory
+    is when that is known; the library finds the owning GPU itself.
+
+    Every copy goes through the library's routines; offsets are in bytes
+    from the start of the mapped range (from the object's first byte, in
+    memory order).  Nothing here synchronises a CUDA stream: see
+    python/README.md on ordering.
+
+    Close with close() or a ``with`` block; a Mapping that is garbage
+    collected, or still open at interpreter exit, is closed then.  A
+    Mapping may be used from several threads.
+    """
+
+    def __init__(self, obj_or_ptr, size=None, device=None):
+        self._pin = None
+        src = resolve(obj_or_ptr, size, device)
+        try:
+            lib, gdr = _lib.instance()
+            pin = _Pin(lib, gdr, src)
+            pin.open()
+        except BaseException:
+            if src.release:
+                src.release()
+            raise
+        _lib.register(pin)
+        self._pin = pin
+        self._lib = lib
+        self._hbox = pin.hbox
+        self._cpu = pin.cpu
+        self._size = src.size
+        self._finalizer = weakref.finalize(self, pin.close, True)
+        # _lib's exit handler closes what is open, in the right order.
+        self._finalizer.atexit = False
+
+    # -- what it is --------------------------------------------------------
+
+    @property
+    def ptr(self):
+        """The device address of the first mapped byte."""
+        return self._pin.src.ptr
+
+    @property
+    def size(self):
+        return self._size
+
+    def __len__(self):
+        return self._size
+
+    @property
+    def device(self):
+        """The CUDA device ordinal of the memory, or None if unknown."""
+        return self._pin.src.device
+
+    @property
+    def readonly(self):
+        """True if the memory's producer marked it read-only."""
+        return self._pin.src.readonly
+
+    @property
+    def mapping_type(self):
+        """'Write Combining', 'Caching' or 'Device' (gdr_get_info)."""
+        return self._pin.mapping_type
+
+    @property
+    def closed(self):
+        return self._pin is None or bool(self._pin.closed)
+
+    @property
+    def obj(self):
+        """The object mapped (None for a pointer, or once closed)."""
+        keep = self._pin.src.keep
+        return keep[0] if isinstance(keep, tuple) else keep
+
+    def __repr__(self):
+        if self._pin is None:
+            return "<gdrmap.Mapping (not made)>"
+        state = "closed" if self.closed else "open"
+        return "<gdrmap.Mapping %s 0x%x +%d device %s>" % (
+            state, self.ptr, self._size, self.device)
+
+    # -- lifetime ----------------------------------------------------------
+
+    def close(self):
+        """Unmap and unpin (once; later calls do nothing), then let the
+        object go.  Raises GdrmapError if the library refused."""
+        if self._pin is not None and self._finalizer.detach():
+            self._pin.close()
+
+    def __enter__(self):
+        self._check()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def _check(self):
+        if self._pin.closed:
+            raise ValueError(self._pin.closed)
+
+    def _failed(self, err, function):
+        """Raise for a copy the library refused: a closed Mapping says
+        so; anything else is the library's to explain."""
+        self._check()
+        raise self._lib.error(err, function)
+
+    # -- arguments ---------------------------------------------------------
+
+    def _range(self, offset, n):
+        if type(offset) is not int:
+            offset = _index(offset, "offset")
+        if offset < 0 or n > self._size - offset:
+            self._check()
+            raise ValueError(
+                "[%d, +%d) is not inside the mapping (%d bytes)" %
+                (offset, n, self._size))
+        return self._cpu + offset
+
+    def _aligned(self, offset, width):
+        if type(offset) is int and 0 <= offset <= self._size - width:
+            cpu = self._cpu + offset
+        else:
+            cpu = self._range(offset, width)	# converts, or refuses
+            offset = cpu - self._cpu
+        if cpu & (width - 1):
+            raise ValueError(
+                "offset %d: device address 0x%x is not a multiple of %d "
+                "(a flag must be aligned to its size to be read and written "
+                "in one piece)" % (offset, self._pin.src.ptr + offset, width))
+        return c_void_p(cpu)
+
+    def _writable(self):
+        if self._pin.src.readonly:
+            raise ValueError("the array is read-only (its producer marked "
+                             "it so): it cannot be written")
+
+    # -- copies --------------------------------------------------------------
+
+    def _copy(self, held, function, dst, src, n):
+        """One copy of n bytes; GIL kept for small ones (see _Pin)."""
+        if n <= GIL_HELD_MAX:
+            err = held(self._hbox, c_void_p(dst), c_void_p(src),
+                       c_size_t(n))
+        else:
+            pin = self._pin
+            with pin.cond:
+                self._check()
+                pin.users += 1
+            try:
+                fn = getattr(self._lib, function)
+                err = fn(pin.handle, dst, src, n)
+            finally:
+                with pin.cond:
+                    pin.users -= 1
+                    if not pin.users:
+                        pin.cond.notify_all()
+        if err:
+            self._failed(err, function)
+
+    def readinto(self, buffer, offset=0):
+        """Fill buffer (any writable contiguous buffer: bytearray,
+        memoryview, array.array, NumPy array...) with the mapped bytes at
+        offset, without an intermediate copy; returns the bytes read."""
+        self._check()
+        with HostBuffer(buffer, True, "the buffer") as (address, n):
+            cpu = self._range(offset, n)
+            self._copy(self._lib.copy_from_held, "gdr_copy_from_mapping",
+                       address, cpu, n)
+        return n
+
+    def read(self, n, offset=0):
+        """n bytes from offset, as bytes."""
+        if type(n) is not int:
+            n = _index(n, "n")
+        if n < 0:
+            raise ValueError("n must not be negative, not %d" % n)
+        self._check()
+        cpu = self._range(offset, n)
+        out = (c_char * n)()
+        self._copy(self._lib.copy_from_held, "gdr_copy_from_mapping",
+                   ctypes.addressof(out), cpu, n)
+        return out.raw
+
+    def write(self, data, offset=0):
+        """Write data (any contiguous bytes-like object) at offset;
+        returns the bytes written.  Fenced: visible to GPU work started
+        after it returns."""
+        self._check()
+        self._writable()
+        with HostBuffer(data, False, "data") as (address, n):
+            cpu = self._range(offset, n)
+            self._copy(self._lib.copy_to_held, "gdr_copy_to_mapping",
+                       cpu, address, n)
+        return n
+
+    # The flag and counter helpers (made by _loader and _storer below):
+    # one library call each, the GIL kept, arguments as ready-made ctypes
+    # objects; offsets naturally aligned; native byte order.
+    def wait(self, offset, until, timeout=None, width=8, spin=1e-3,
+             max_sleep=1e-3):
+        """Poll the value at offset until it equals ``until`` (an int) or
+        ``until(value)`` is true (a callable); return that value.
+
+        width: 4 or 8 bytes.  The first ``spin`` seconds poll back to
+        back; then the sleeps between polls double from 10 us up to
+        ``max_sleep``.  TimeoutError after ``timeout`` seconds (None:
+        wait for ever); KeyboardInterrupt stops it as usual."""
+        if width not in _LIMITS:
+            raise ValueError("width must be 4 or 8, not %r" % (width,))
+        load = self.load_u64 if width == 8 else self.load_u32
+        if callable(until):
+            done = until
+        else:
+            target = _index(until, "until")
+            if not 0 <= target <= _LIMITS[width]:
+                raise ValueError("until=%d can never be read from %d "
+                                 "unsigned bits" % (target, 8 * width))
+            done = target.__eq__
+        for name, value in (("timeout", timeout), ("spin", spin),
+                            ("max_sleep", max_sleep)):
+            if value is not None and not value >= 0:
+                raise ValueError("%s must be at least 0, not %r" %
+                                 (name, value))
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
+        spin_end, sleep = start + spin, 1e-5
+        while True:
+            value = load(offset)
+            if done(value):
+                return value
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                raise TimeoutError(
+                    "the value at offset %d was still %d after %g s" %
+                    (offset, value, timeout))
+            if now >= spin_end:
+                pause = sleep if deadline is None else \
+                    min(sleep, deadline - now)
+                time.sleep(pause)
+                sleep = min(2 * sleep, max_sleep) if max_sleep else 0
+
+
+def _loader(ctype, width, count):
+    """Mapping.load_u<8*width>: written once for both widths, without a
+    call more on the way (the flag read is the path to keep short)."""
+    def load(self, offset=0):
+        value = ctype()
+        err = self._lib.copy_from_held(self._hbox, byref(value),
+                                       self._aligned(offset, width), count)
+        if err:
+            self._failed(err, "gdr_copy_from_mapping")
+        return value.value
+    load.__name__ = "load_u%d" % (8 * width)
+    load.__qualname__ = "Mapping." + load.__name__
+    load.__doc__ = "The unsigned %d-bit value at offset." % (8 * width)
+    return load
+
+
+def _storer(ctype, width, count):
+    def store(self, offset, value):
+        if type(value) is not int:
+            value = _index(value, "value")
+        if not 0 <= value <= _LIMITS[width]:
+            raise ValueError("value %d does not fit in %d unsigned bits" %
+                             (value, 8 * width))
+        self._writable()
+        err = self._lib.copy_to_held(self._hbox, self._aligned(offset, width),
+                                     byref(ctype(value)), count)
+        if err:
+            self._failed(err, "gdr_copy_to_mapping")
+    store.__name__ = "store_u%d" % (8 * width)
+    store.__qualname__ = "Mapping." + store.__name__
+    store.__doc__ = ("Write an unsigned %d-bit value at offset (fenced)." %
+                     (8 * width))
+    return store
+
+
+Mapping.load_u32 = _loader(c_uint32, 4, _N4)
+Mapping.load_u64 = _loader(c_uint64, 8, _N8)
+Mapping.store_u32 = _storer(c_uint32, 4, _N4)
+Mapping.store_u64 = _storer(c_uint64, 8, _N8)

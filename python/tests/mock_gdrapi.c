@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libgdrapi-mock.so: the real library (core, handles, copy engine, error
+ * messages) with gdr_open replaced by a backend whose "GPU memory" is host
+ * memory, for the Python package's host tests (GDRMAP_LIBRARY points at
+ * it).  A "device pointer" is a host address: pinning it pins nothing and
+ * mapping it returns the 64 KiB window itself, so a test sees every byte a
+ * copy through the mapping writes, and can poison what it reads.  The test
+ * must own the whole window (the address rounded down and the end rounded
+ * up to 64 KiB).
+ *
+ * gdrmap_mock_* are this library's own test hooks; they are not part of
+ * libgdrapi's API.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "log.h"
+
+enum mock_op { OP_OPEN, OP_PIN, OP_MAP, OP_UNMAP, OP_UNPIN, OP_CLOSE, NR_OPS };
+static const char *const op_names[NR_OPS] = {
+	"open", "pin", "map", "unmap", "unpin", "close",
+};
+
+/* The hooks (called from Python through ctypes). */
+GDR_API int gdrmap_mock_fail(const char *op, int err, const char *why);
+GDR_API void gdrmap_mock_live(int *opens, int *pins, int *maps);
+GDR_API const char *gdrmap_mock_events(int clear);
+
+/* The next call of each operation fails with fail_err and fail_why. */
+static int fail_err[NR_OPS];
+static char fail_why[NR_OPS][256];
+/* Live instances, pins and mappings; the order operations happened in. */
+static int live[NR_OPS];
+static char events[4096];
+
+static void note(enum mock_op op)
+{
+	size_t n = strlen(events);
+
+	if (n + 8 < sizeof(events))
+		snprintf(events + n, sizeof(events) - n, "%s%s",
+			 n ? "," : "", op_names[op]);
+}
+
+/* Fail this call if the test asked for it (the failure is consumed). */
+static int injected(enum mock_op op, char *why, size_t why_len)
+{
+	int err = fail_err[op];
+
+	if (!err)
+		return 0;
+	fail_err[op] = 0;
+	if (why)
+		snprintf(why, why_len, "%s", fail_why[op]);
+	else
+		gdr_err("%s", fail_why[op]);
+	return err;
+}
+
+static int mock_open(struct gdr *g, char *why, size_t why_len)
+{
+	int err = injected(OP_OPEN, why, why_len);
+
+	(void)g;
+	if (!err) {
+		live[OP_OPEN]++;
+		note(OP_OPEN);
+	}
+	return err;
+}
+
+static void mock_close(struct gdr *g)
+{
+	(void)g;
+	live[OP_OPEN]--;
+	note(OP_CLOSE);
+}
+
+static int mock_pin(struct gdr *g, struct gdr_region *r, uint64_t token,
+		    uint32_t va_space)
+{
+	int err = injected(OP_PIN, NULL, 0);
+
+	(void)g, (void)r, (void)token, (void)va_space;
+	if (!err) {
+		live[OP_PIN]++;
+		note(OP_PIN);
+	}
+	return err;
+}
+
+static int mock_unpin(struct gdr *g, struct gdr_region *r)
+{
+	int err = injected(OP_UNPIN, NULL, 0);
+
+	(void)g, (void)r;
+	live[OP_PIN]--;		/* gone even on failure, as the core says */
+	note(OP_UNPIN);
+	return err;
+}
+
+static int mock_map(struct gdr *g, struct gdr_region *r, size_t len,
+		    gdr_mapping_type_t want, void **va,
+		    gdr_mapping_type_t *got)
+{
+	int err = injected(OP_MAP, NULL, 0);
+
+	(void)g, (void)len, (void)want;
+	if (err)
+		return err;
+	live[OP_MAP]++;
+	note(OP_MAP);
+	*va = (void *)(uintptr_t)r->pin_addr;
+	*got = GDR_MAPPING_TYPE_WC;
+	return 0;
+}
+
+static int mock_unmap(struct gdr *g, struct gdr_region *r, void *va,
+		      size_t len)
+{
+	int err = injected(OP_UNMAP, NULL, 0);
+
+	(void)g, (void)r, (void)va, (void)len;
+	if (err)
+		return err;
+	live[OP_MAP]--;
+	note(OP_UNMAP);
+	return 0;
+}
+
+static const struct gdr_backend mock_backend = {
+	.name = "mock",
+	.id = 99,
+	.open = mock_open,
+	.close = mock_close,
+	.pin = mock_pin,
+	.unpin = mock_unpin,
+	.map = mock_map,
+	.unmap = mock_unmap,
+};
+
+/* As the real gdr_open: NULL with errno set and the reason explained. */
+GDR_API gdr_t gdr_open(void)
+{
+	char why[256];
+	struct gdr *g;
+	int err;
+
+	g = gdr_open_backend(&mock_backend, why, sizeof(why), &err);
+	if (!g) {
+		gdr_err("no backend is usable here:\n  mock: %s", why);
+		errno = err;
+	}
+	return g;
+}
+
+/* Make the next `op` ("open", "pin", "map", "unmap", "unpin") fail. */
+GDR_API int gdrmap_mock_fail(const char *op, int err, const char *why)
+{
+	int i;
+
+	for (i = 0; i < NR_OPS; i++) {
+		if (!strcmp(op, op_names[i])) {
+			fail_err[i] = err;
+			snprintf(fail_why[i], sizeof(fail_why[i]), "%s", why);
+			return 0;
+		}
+	}
+	return EINVAL;
+}
+
+/* Live instances, pins and mappings. */
+GDR_API void gdrmap_mock_live(int *opens, int *pins, int *maps)
+{
+	*opens = live[OP_OPEN];
+	*pins = live[OP_PIN];
+	*maps = live[OP_MAP];
+}
+
+/* "open,pin,map,unmap,unpin,...": what happened, in order; then forget. */
+GDR_API const char *gdrmap_mock_events(int clear)
+{
+	static char copy[sizeof(events)];
+
+	memcpy(copy, events, sizeof(copy));
+	if (clear)
+		events[0] = '\0';
+	return copy;
+}
