@@ -77,6 +77,15 @@ def _from_object(obj):
         "pointer (an int) and a size" % type(obj).__name__)
 
 
+def _has(obj, name):
+    """hasattr, but an attribute whose getter raises (PyTorch's
+    __cuda_array_interface__ on a tensor that requires grad) exists."""
+    try:
+        return hasattr(obj, name)
+    except Exception:
+        return True
+
+
 def _is_pointer(obj):
     """An int, or an integer of another type (numpy.int64) that is not
     also an array."""
@@ -84,8 +93,8 @@ def _is_pointer(obj):
         return False
     return isinstance(obj, int) or (
         hasattr(type(obj), "__index__") and
-        not hasattr(obj, "__cuda_array_interface__") and
-        not hasattr(obj, "__dlpack__"))
+        not _has(obj, "__cuda_array_interface__") and
+        not _has(obj, "__dlpack__"))
 
 
 def resolve(obj_or_ptr, size, device):

@@ -166,6 +166,13 @@ class Mapping:
         self._hbox = pin.hbox
         self._cpu = pin.cpu
         self._size = src.size
+        self._readonly = bool(src.readonly)
+        self._from_held = lib.copy_from_held
+        self._to_held = lib.copy_to_held
+        # Checked flag addresses, by width then offset: a flag is polled
+        # at the same few offsets, and making and checking the address
+        # object each time costs a third of a load's Python overhead.
+        self._flags = {4: {}, 8: {}}
         self._finalizer = weakref.finalize(self, pin.close, True)
         # _lib's exit handler closes what is open, in the right order.
         self._finalizer.atexit = False
@@ -255,6 +262,8 @@ class Mapping:
         return self._cpu + offset
 
     def _aligned(self, offset, width):
+        """The address object of an aligned flag at offset, checked once
+        and remembered (a few hundred offsets at most)."""
         if type(offset) is int and 0 <= offset <= self._size - width:
             cpu = self._cpu + offset
         else:
@@ -265,7 +274,11 @@ class Mapping:
                 "offset %d: device address 0x%x is not a multiple of %d "
                 "(a flag must be aligned to its size to be read and written "
                 "in one piece)" % (offset, self._pin.src.ptr + offset, width))
-        return c_void_p(cpu)
+        known = self._flags[width]
+        if len(known) >= _FLAGS_KEPT:
+            known.clear()
+        addr = known[offset] = c_void_p(cpu)
+        return addr
 
     def _writable(self):
         if self._pin.src.readonly:
@@ -378,13 +391,20 @@ class Mapping:
                 sleep = min(2 * sleep, max_sleep) if max_sleep else 0
 
 
+# How many checked flag offsets a Mapping remembers per width.
+_FLAGS_KEPT = 256
+
+
 def _loader(ctype, width, count):
     """Mapping.load_u<8*width>: written once for both widths, without a
     call more on the way (the flag read is the path to keep short)."""
     def load(self, offset=0):
+        addr = self._flags[width].get(offset) if type(offset) is int \
+            else None
+        if addr is None:
+            addr = self._aligned(offset, width)
         value = ctype()
-        err = self._lib.copy_from_held(self._hbox, byref(value),
-                                       self._aligned(offset, width), count)
+        err = self._from_held(self._hbox, byref(value), addr, count)
         if err:
             self._failed(err, "gdr_copy_from_mapping")
         return value.value
@@ -401,9 +421,13 @@ def _storer(ctype, width, count):
         if not 0 <= value <= _LIMITS[width]:
             raise ValueError("value %d does not fit in %d unsigned bits" %
                              (value, 8 * width))
-        self._writable()
-        err = self._lib.copy_to_held(self._hbox, self._aligned(offset, width),
-                                     byref(ctype(value)), count)
+        if self._readonly:
+            self._writable()	# refuses
+        addr = self._flags[width].get(offset) if type(offset) is int \
+            else None
+        if addr is None:
+            addr = self._aligned(offset, width)
+        err = self._to_held(self._hbox, addr, byref(ctype(value)), count)
         if err:
             self._failed(err, "gdr_copy_to_mapping")
     store.__name__ = "store_u%d" % (8 * width)

@@ -109,7 +109,10 @@ mem.put(0, b"ro")
 with Mapping(FakeCAI(p, (64,), readonly=True)) as m:
     CHECK(m.readonly and m.read(2) == b"ro", "read a read-only array")
     raises(ValueError, m.write, b"x", match="read-only")
+    CHECK(m.load_u64(8) == int.from_bytes(mem.get(8, 8), "little"),
+          "a flag of a read-only array is read")
     raises(ValueError, m.store_u64, 0, 1, match="read-only")
+    raises(ValueError, m.store_u64, 8, 1, match="read-only")
 CHECK(mem.get(0, 2) == b"ro", "a read-only array was written")
 
 # The stream entry is not used (no synchronisation): any value passes.
@@ -135,5 +138,25 @@ CHECK(ref() is not None and m.obj is ref(), "the object was let go early")
 m.close()
 gc.collect()
 CHECK(ref() is None, "the object was kept after close")
+
+
+# An object that is an integer too (__index__, as a PyTorch tensor) and
+# whose interfaces refuse (a tensor that requires grad): TypeError with
+# the producer's reasons, not the producer's own exception.
+class GradTensor:
+    def __index__(self):
+        return 1
+
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError("Can't get __cuda_array_interface__ on Variable "
+                           "that requires grad")
+
+    def __dlpack__(self, stream=None):
+        raise RuntimeError("Can't export tensors that require gradient")
+
+
+raises(TypeError, Mapping, GradTensor(), match=("requires grad",
+                                                "require gradient"))
 
 check.done()

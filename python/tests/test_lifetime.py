@@ -76,6 +76,21 @@ CHECK(m.closed, "closed after a failed close")
 m.close()
 raises(ValueError, m.load_u64, 0, match="closed")
 
+# Flag offsets used before close (their addresses are remembered) are
+# refused after it all the same.
+m = Mapping(mem.ptr, 64)
+m.store_u64(8, 99)
+m.store_u32(4, 7)
+CHECK(m.load_u64(8) == 99 and m.load_u32(4) == 7, "flags before close")
+m.close()
+for name, call in (("load_u64", lambda: m.load_u64(8)),
+                   ("store_u64", lambda: m.store_u64(8, 1)),
+                   ("load_u32", lambda: m.load_u32(4)),
+                   ("store_u32", lambda: m.store_u32(4, 1))):
+    raises(ValueError, call, match="the Mapping is closed")
+CHECK(mem.get(8, 8) == (99).to_bytes(8, "little"),
+      "no store reached the memory after close")
+
 # close() while other threads copy: each copy either completes with the
 # right bytes or is refused as closed; none touches an unmapped page.
 SIZE = 256 << 10
