@@ -10,7 +10,7 @@
 # Environment (defaults in brackets):
 #   O                    build directory of the tree [build]
 #   GDRMAP_STRESS_SECS   duration of the multi-threaded stress case [10]
-#   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [420]
+#   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [900]
 #   GDRMAP_VM_MEM        guest RAM [1G]
 #   GDRMAP_VM_GPUS       simulated GPUs, one ivshmem-plain device each [2]
 #   GDRMAP_VM_GPUMEM     memory of each simulated GPU (its ivshmem BAR);
@@ -49,7 +49,7 @@ cd "$top"
 O=${O:-build}
 MAKE=${MAKE:-make}
 stress=${GDRMAP_STRESS_SECS:-10}
-vm_timeout=${GDRMAP_VM_TIMEOUT:-420}
+vm_timeout=${GDRMAP_VM_TIMEOUT:-900}
 gpus=${GDRMAP_VM_GPUS:-2}
 case $gpus in
 [1-9] | 1[0-6]) ;;
