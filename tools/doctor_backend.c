@@ -4,7 +4,6 @@
  * API, with the library's own explanation (gdrmap_last_error()), and a
  * short self-test of every backend that opens.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
