@@ -129,6 +129,8 @@ const char *diag_base_name(const char *path)
 
 const char diag_see_graphics[] =
 	"grant the container graphics, as the container finding says: the NVIDIA runtime mounts the Vulkan driver only then";
+const char diag_not_mounted[] =
+	"graphics is granted, yet the NVIDIA runtime mounted no Vulkan driver: check the NVIDIA Container Toolkit on the host (nvidia-ctk), or mount the host's nvidia_icd.json and libGLX_nvidia.so.0 in and set VK_DRIVER_FILES";
 
 void diag_grant_graphics(const struct diag_report *r, char *buf,
 			 size_t len)

@@ -262,8 +262,7 @@ void diag_check_manifests(const struct diag_env *e, struct diag_report *r)
 	else if (r->container[0] && !r->graphics)
 		diag_fix(r, DIAG_ICD, "%s", diag_see_graphics);
 	else if (r->container[0])
-		diag_fix(r, DIAG_ICD,
-			 "graphics is granted but nothing was mounted: check the NVIDIA Container Toolkit on the host (nvidia-ctk), or mount the host's nvidia_icd.json and set VK_DRIVER_FILES to it");
+		diag_fix(r, DIAG_ICD, "%s", diag_not_mounted);
 	else
 		diag_fix(r, DIAG_ICD,
 			 "install the NVIDIA driver's Vulkan part (nvidia_icd.json in /usr/share/vulkan/icd.d or /etc/vulkan/icd.d; Ubuntu: libnvidia-gl-<version>, Debian: nvidia-vulkan-icd), or set VK_DRIVER_FILES=/path/to/nvidia_icd.json");
@@ -312,9 +311,11 @@ static void lib_fix(struct diag_report *r, const struct diag_icd *icd)
 			 miss, miss);
 	} else if (miss[0] && r->container[0] && !r->graphics) {
 		snprintf(fix, len, "%s", diag_see_graphics);
+	} else if (miss[0] && r->container[0]) {
+		snprintf(fix, len, "%s", diag_not_mounted);
 	} else if (miss[0]) {
 		snprintf(fix, len,
-			 "the NVIDIA driver's GL/Vulkan libraries are not installed or not on the library path: install them (Ubuntu: libnvidia-gl-<version>), add their directory to LD_LIBRARY_PATH, or in a container grant graphics");
+			 "install the NVIDIA driver's GL/Vulkan libraries (Ubuntu: libnvidia-gl-<version>), or add their directory to LD_LIBRARY_PATH");
 	} else {
 		snprintf(fix, len,
 			 "reinstall the NVIDIA driver so that its libraries and kernel module are one version (cat /proc/driver/nvidia/version)");

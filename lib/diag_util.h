@@ -32,8 +32,9 @@ const char *diag_base_name(const char *path);
 
 /* How to give a container the NVIDIA Vulkan driver, or do without it. */
 void diag_grant_graphics(const struct diag_report *r, char *buf, size_t len);
-/* The fix of what a container without graphics lacks. */
-extern const char diag_see_graphics[];
+/* The fix of what a container without graphics lacks, and of what one
+ * with graphics lacks all the same. */
+extern const char diag_see_graphics[], diag_not_mounted[];
 
 /* The parts of diag_run, in the order it calls them. */
 void diag_detect_container(const struct diag_env *e, struct diag_report *r);

@@ -158,7 +158,8 @@ static void backend_checks(struct checks *cs, const struct backend_probe *bp,
 			  "gdr_open uses %s here (GDRMAP_BACKEND=name forces another)",
 			  *chosen);
 	else if (gpu)
-		check_add(cs, "backend", V_FAIL, bp[0].fix,
+		check_add(cs, "backend", V_FAIL,
+			  "load gdrdrv (on the host, passing /dev/gdrdrv in to a container), or mend what stops the vulkan backend",
 			  "no backend is usable: gdr_open fails on this machine");
 	else
 		check_add(cs, "backend", V_WARN,
@@ -286,8 +287,9 @@ int cmd_doctor(int argc, char **argv)
 	mf_diagnose(&mf, cu);
 	if (!cu && mf.r.gpu_pci[0]) {
 		check_add(&cs, "cuda", V_FAIL,
-			  "the NVIDIA GPU on the PCI bus is not usable here: the checks below say why",
-			  "%s", why);
+			  "the checks below say why, each with its fix",
+			  "an NVIDIA GPU is on the PCI bus at %s, but CUDA cannot use it (%s)",
+			  mf.r.gpu_pci, why);
 	} else if (!cu) {
 		check_add(&cs, "cuda", V_WARN,
 			  "the measuring commands need a GPU; the checks below still say what this machine has",
