@@ -264,6 +264,7 @@ int cmd_doctor(int argc, char **argv)
 	static struct mf mf;
 	struct backend_probe bp[NR_BACKENDS];
 	struct pinnable pin;
+	int devs[MAX_GPUS];
 	struct report r;
 	struct opts o;
 	char why[512], err[256], nv[64];
@@ -318,8 +319,9 @@ int cmd_doctor(int argc, char **argv)
 		}
 	}
 	nn = rdma_nics(nics, MAX_NICS);
-	probe_backends(bp, cu, ng ? gpus[0].info.index : 0,
-		       mf_any_cause(&mf));
+	for (i = 0; i < ng; i++)
+		devs[i] = gpus[i].info.index;
+	probe_backends(bp, cu, devs, ng, mf_any_cause(&mf));
 	gpu_here = cu || mf.r.gpu_pci[0];
 	backend_checks(&cs, bp, gpu_here, &r.chosen);
 	/* Each cause fails only where it leaves a GPU unusable. */

@@ -102,12 +102,13 @@ struct backend_probe {
 /*
  * gdr_open with each backend forced in turn (GDRMAP_BACKEND), with the
  * library's reason for each refusal (gdrmap_last_error()); for each
- * usable one, if CUDA works, a pin/map/copy self-test on device dev.
- * vulkan_causes: the module-free checks found causes, whose fixes then
- * stand for the vulkan backend's.
+ * usable one, if CUDA works, a pin/map/copy self-test on each of the
+ * ndevs devices devs, in that device's context.  vulkan_causes: the
+ * module-free checks found causes, whose fixes then stand for the vulkan
+ * backend's.
  */
-void probe_backends(struct backend_probe *bp, const struct tcu *cu, int dev,
-		    bool vulkan_causes);
+void probe_backends(struct backend_probe *bp, const struct tcu *cu,
+		    const int *devs, int ndevs, bool vulkan_causes);
 
 #define MAX_GPUS 16
 
