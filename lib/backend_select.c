@@ -44,7 +44,7 @@ static const struct gdr_backend *forced_backend(int *bad)
 
 GDR_API gdr_t gdr_open(void)
 {
-	char why[NR_BACKENDS][512];
+	char why[NR_BACKENDS][GDR_WHY_LEN];
 	const struct gdr_backend *forced;
 	int bad, err = ENODEV, first_err = 0;
 	struct gdr *g;

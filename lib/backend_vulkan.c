@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cuda_api.h"
+#include "diag.h"
 #include "internal.h"
 #include "log.h"
 #include "vulkan_api.h"
@@ -46,16 +47,58 @@ static pthread_mutex_t imports_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct gdr_cuda *cu;
 static const struct gdr_vk *vk;
 
+/* DIAG_VK_GPU: does the running Vulkan map one of CUDA's GPUs? */
+static void check_vk_gpu(struct diag_report *r)
+{
+	uint8_t uuids[16][16];
+	const struct diag_vk_dev *devs;
+	const char *vk_why;
+	int i, k = 0, ndev = gdr_vk_devices(&devs, &vk_why);
+	CUuuid u;
+
+	/* Device queries take the ordinal, as import_allocation's does. */
+	for (i = 0; cu && i < cu->device_count && k < 16; i++)
+		if (cu->DeviceGetUuid(&u, i) == CUDA_SUCCESS)
+			memcpy(uuids[k++], u.bytes, sizeof(uuids[0]));
+	diag_vk_gpu(r, vk_why, devs, ndev, (const uint8_t (*)[16])uuids, k);
+}
+
+/* After the first failure, every cause the diagnosis finds, each with
+ * its fix: one missing piece must not hide the next. */
+static void explain(struct diag_report *r, char *why, size_t why_len)
+{
+	static const struct diag_env here = { .root = "" };
+	size_t used = strlen(why);
+
+	diag_run(&here, r);
+	check_vk_gpu(r);
+	snprintf(why + used, why_len - used, "; what stops it here:");
+	if (!diag_explain(r, why, why_len))
+		why[used] = '\0';
+}
+
 static int vulkan_open(struct gdr *g, char *why, size_t why_len)
 {
+	struct diag_report *r = calloc(1, sizeof(*r));
+
 	(void)g;
+	if (!r) {
+		snprintf(why, why_len, "out of memory");
+		return ENOMEM;
+	}
 	cu = gdr_cuda_get(why, why_len);
-	if (!cu)
-		return ENODEV;
-	vk = gdr_vk_get(why, why_len);
-	if (!vk)
-		return ENODEV;
-	return 0;
+	vk = cu ? gdr_vk_get(why, why_len) : NULL;
+	if (vk) {
+		check_vk_gpu(r);
+		if (r->f[DIAG_VK_GPU].state != DIAG_BAD) {
+			free(r);
+			return 0;
+		}
+		snprintf(why, why_len, "Vulkan cannot map CUDA's GPU");
+	}
+	explain(r, why, why_len);
+	free(r);
+	return ENODEV;
 }
 
 static const char *cuerr(CUresult res, char *buf, size_t len)
@@ -92,7 +135,7 @@ static struct vk_import *import_allocation(const struct gdr_cuda_scope *s,
 	const struct gdr_vk_gpu *gpu;
 	CUuuid uuid;
 	CUresult res;
-	char why[512], err[160];
+	char why[1024], err[160];
 	int fd = -1;
 	gvk_result vres;
 

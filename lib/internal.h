@@ -108,6 +108,10 @@ struct gdr_region *gdr_region_get(struct gdr *g, gdr_mh_t mh,
 				  const char *caller);
 gdr_mh_t gdr_region_handle(const struct gdr_region *r);
 
+/* Room for a backend's reason not to open: the vulkan backend's lists
+ * every cause it finds (diag.h). */
+#define GDR_WHY_LEN 4096
+
 /* Open an instance on one backend (core.c); used by gdr_open and tests. */
 struct gdr *gdr_open_backend(const struct gdr_backend *b, char *why,
 			     size_t why_len, int *err);

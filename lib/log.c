@@ -15,8 +15,9 @@ static int log_threshold;	/* 0: logging off */
 /*
  * The last error explained in this thread, whatever the logging settings:
  * programs read it with gdrmap_last_error() instead of scraping stderr.
+ * Room for gdr_open's, which holds every backend's reason.
  */
-static _Thread_local char last_error[1024];
+static _Thread_local char last_error[8192];
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
 static void log_configure(void)

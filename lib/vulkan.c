@@ -7,6 +7,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,10 @@
 	(GVK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | \
 	 GVK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
 
-static struct gdr_vk vk;
+static struct gdr_vk vk = { .nr_seen = -1 };
 static const struct gdr_vk *vk_ok;
 static char vk_why[512];
+static bool vk_tried;
 static pthread_once_t vk_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t vk_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -71,15 +73,18 @@ static void add_gpu(gvk_physical_device phys)
 		.sType = GVK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
 		.pNext = &id,
 	};
+	struct diag_vk_dev *seen = &vk.seen[vk.nr_seen++];
 	struct gdr_vk_gpu *gpu;
 	int type;
 
-	if (vk.nr_gpus == sizeof(vk.gpus) / sizeof(vk.gpus[0]))
-		return;
 	vk.get_physical_device_properties2(phys, &props);
 	type = mappable_vram_type(phys);
-	if (type < 0 ||
-	    !has_extension(phys, GVK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
+	memcpy(seen->uuid, id.deviceUUID, sizeof(seen->uuid));
+	snprintf(seen->name, sizeof(seen->name), "%.63s",
+		 props.properties.deviceName);
+	seen->mappable = type >= 0 &&
+		has_extension(phys, GVK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+	if (!seen->mappable)
 		return;
 	gpu = &vk.gpus[vk.nr_gpus++];
 	gpu->phys = phys;
@@ -112,15 +117,16 @@ static void vk_load(void)
 		.sType = GVK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
 		.pApplicationInfo = &app,
 	};
-	gvk_physical_device phys[16];
-	uint32_t n = 16, i;
+	gvk_physical_device phys[sizeof(vk.seen) / sizeof(vk.seen[0])];
+	uint32_t n = sizeof(phys) / sizeof(phys[0]), i;
 	void *lib;
 	gvk_result res;
 
+	vk_tried = true;
 	lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
 		snprintf(vk_why, sizeof(vk_why),
-			 "libvulkan.so.1 (the Vulkan loader) is not installed: install it (Debian/Ubuntu: apt-get install libvulkan1)");
+			 "the Vulkan loader (libvulkan.so.1) is not installed: install it (Debian/Ubuntu: apt-get install libvulkan1)");
 		return;
 	}
 	*(void **)&vk.get_instance_proc_addr =
@@ -134,7 +140,7 @@ static void vk_load(void)
 	res = vk.create_instance(&ici, NULL, &vk.instance);
 	if (res != GVK_SUCCESS) {
 		snprintf(vk_why, sizeof(vk_why),
-			 "vkCreateInstance failed (%d): no Vulkan 1.1 driver found; is the NVIDIA Vulkan ICD installed (VK_DRIVER_FILES=.../nvidia_icd.json)?",
+			 "vkCreateInstance failed (%d): the Vulkan loader found no Vulkan 1.1 driver",
 			 res);
 		return;
 	}
@@ -156,16 +162,18 @@ static void vk_load(void)
 	LOAD(unmap_memory, "vkUnmapMemory");
 
 	res = vk.enumerate_physical_devices(vk.instance, &n, phys);
-	if (res < 0 || n == 0) {
+	if (res < 0) {
 		snprintf(vk_why, sizeof(vk_why),
-			 "Vulkan sees no GPU: is the NVIDIA Vulkan ICD installed?");
+			 "vkEnumeratePhysicalDevices failed (%d)", res);
 		return;
 	}
+	vk.nr_seen = 0;
 	for (i = 0; i < n; i++)
 		add_gpu(phys[i]);
 	if (!vk.nr_gpus) {
-		snprintf(vk_why, sizeof(vk_why),
-			 "no Vulkan GPU offers memory that is both device-local and host-visible with VK_KHR_external_memory_fd (needs a GPU whose BAR1 covers its memory, e.g. resizable BAR)");
+		snprintf(vk_why, sizeof(vk_why), n ?
+			 "no Vulkan GPU offers memory that is both device-local and host-visible with VK_KHR_external_memory_fd (needs a GPU whose BAR1 covers its memory, e.g. resizable BAR)" :
+			 "Vulkan enumerates no device");
 		return;
 	}
 	/* The instance lives as long as the process: devices and imports
@@ -179,6 +187,13 @@ const struct gdr_vk *gdr_vk_get(char *why, size_t why_len)
 	if (!vk_ok && why)
 		snprintf(why, why_len, "%s", vk_why);
 	return vk_ok;
+}
+
+int gdr_vk_devices(const struct diag_vk_dev **devs, const char **why)
+{
+	*devs = vk.seen;
+	*why = vk_tried && !vk_ok ? vk_why : NULL;
+	return vk.nr_seen;
 }
 
 static int create_device(struct gdr_vk_gpu *gpu, char *why, size_t why_len)
@@ -212,6 +227,22 @@ static int create_device(struct gdr_vk_gpu *gpu, char *why, size_t why_len)
 	return 0;
 }
 
+/* Why Vulkan has no mappable GPU with this UUID: the diagnosis's words. */
+static void explain_missing(const uint8_t uuid[16], char *why, size_t why_len)
+{
+	struct diag_report *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		snprintf(why, why_len, "Vulkan cannot map this GPU");
+		return;
+	}
+	diag_vk_gpu(r, NULL, vk.seen, vk.nr_seen,
+		    (const uint8_t (*)[16])uuid, 1);
+	snprintf(why, why_len, "%s: %s", r->f[DIAG_VK_GPU].msg,
+		 r->f[DIAG_VK_GPU].fix);
+	free(r);
+}
+
 const struct gdr_vk_gpu *gdr_vk_gpu_by_uuid(const uint8_t uuid[16],
 					    char *why, size_t why_len)
 {
@@ -225,8 +256,7 @@ const struct gdr_vk_gpu *gdr_vk_gpu_by_uuid(const uint8_t uuid[16],
 		if (!memcmp(vk.gpus[i].uuid, uuid, GVK_UUID_SIZE))
 			found = &vk.gpus[i];
 	if (!found)
-		snprintf(why, why_len,
-			 "this GPU is not one Vulkan can map for the CPU (no device-local host-visible memory type)");
+		explain_missing(uuid, why, why_len);
 	else if (!found->dev && create_device(found, why, why_len))
 		found = NULL;
 	pthread_mutex_unlock(&vk_dev_lock);

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "diag.h"
 #include "vulkan_defs.h"
 
 struct gdr_vk {
@@ -30,6 +31,9 @@ struct gdr_vk {
 	gvk_map_memory_fn map_memory;
 	gvk_unmap_memory_fn unmap_memory;
 	gvk_instance instance;
+	/* Every physical device enumerated, for the diagnosis. */
+	int nr_seen;
+	struct diag_vk_dev seen[16];
 	/* Physical devices that can map video memory for the CPU. */
 	unsigned int nr_gpus;
 	struct gdr_vk_gpu {
@@ -47,6 +51,13 @@ struct gdr_vk {
  * NULL (and why) if there is none.
  */
 const struct gdr_vk *gdr_vk_get(char *why, size_t why_len);
+
+/*
+ * Every physical device Vulkan enumerated (after gdr_vk_get), into *devs;
+ * -1 if Vulkan did not get that far, and then why (NULL if it was never
+ * tried).
+ */
+int gdr_vk_devices(const struct diag_vk_dev **devs, const char **why);
 
 /* The logical device of the GPU with this UUID, created on first use;
  * NULL (and why) if no usable Vulkan GPU has it. */

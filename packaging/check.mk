@@ -6,13 +6,23 @@
 #   test-rpm.sh       the rpm spec parses and, with rpmbuild, builds
 #   test-packages.sh  the Debian packages: build, install, use, DKMS, purge
 #                     (root only: skipped otherwise)
+#   test-container.sh the container recipe in a Debian 12 root file system
+#                     (mmdebstrap, cached): doctor and a consumer in a
+#                     chroot, with and without the Vulkan loader and the
+#                     graphics capability (root only)
+# As root the .debs are built once, into $(O)/deb-check, for the two tests
+# that install them (GDRMAP_DEBS); each builds its own if that failed.
 CHECK_SUITES += check-packages
 PACKAGING_TESTS := $(sort $(wildcard packaging/test-*.sh))
 
 .PHONY: check-packages check-man
-check-packages: lib
-	@echo "== packaging: man pages, make install, DKMS tree, rpm spec, Debian packages"
-	@O=$(abspath $(O)) tests/run-tests.sh -t 900 -s $(CHECK_SUMMARY) $(PACKAGING_TESTS)
+check-packages: lib tools
+	@echo "== packaging: man pages, make install, DKMS tree, rpm spec, Debian packages, container"
+	@debs=; if [ "$$(id -u)" = 0 ] && \
+		packaging/build-debs.sh $(abspath $(O))/deb-check >/dev/null 2>&1; then \
+		debs=$(abspath $(O))/deb-check; fi; \
+	O=$(abspath $(O)) GDRMAP_DEBS=$$debs \
+		tests/run-tests.sh -t 900 -s $(CHECK_SUMMARY) $(PACKAGING_TESTS)
 
 check-man:
 	@tests/run-tests.sh packaging/test-man.sh

@@ -1,6 +1,8 @@
 #!/bin/sh
 # The Debian packages, end to end, on this machine (as root):
-#   1. build them with dpkg-buildpackage from a copy of the tree;
+#   1. build them with dpkg-buildpackage from a copy of the tree (or take
+#      those in GDRMAP_DEBS, which check-packages builds once for this
+#      test and test-container.sh);
 #   2. install them with apt-get over stand-ins for NVIDIA's libgdrapi and
 #      gdrdrv-dkms, which they must replace, and check a package depending
 #      on libgdrapi (>= 2.6-1) installs on them (DKMS builds gdrdrv for
@@ -86,10 +88,14 @@ fi
 
 snapshot "$work/before.list"
 
-step "build the packages (build-debs.sh: dpkg-buildpackage -us -uc -b)"
-packaging_dir=$(dirname "$0")
-"$packaging_dir/build-debs.sh" "$work/debs" >"$work/build.out" 2>&1 ||
-	{ cat "$work/build.out"; fail "building the packages"; }
+if [ -n "${GDRMAP_DEBS:-}" ]; then
+	step "the packages check-packages built ($GDRMAP_DEBS)"
+	ln -s "$GDRMAP_DEBS" "$work/debs"
+else
+	step "build the packages (build-debs.sh: dpkg-buildpackage -us -uc -b)"
+	"$(dirname "$0")/build-debs.sh" "$work/debs" >"$work/build.out" 2>&1 ||
+		{ cat "$work/build.out"; fail "building the packages"; }
+fi
 grep -E '^(dpkg-gensymbols|dh_missing): (warning|error)' "$work/debs/build.log" &&
 	fail "the build warned about symbols or files no package installs"
 ls "$work"/debs/*.deb | sed 's|.*/|    |'

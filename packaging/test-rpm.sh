@@ -1,5 +1,6 @@
 #!/bin/sh
-# The rpm spec: it parses (rpmspec) and names the five packages; where
+# The rpm spec: it parses (rpmspec), names the five packages, and the
+# library's recommends the Vulkan loader and libglvnd; where
 # rpmbuild exists, the rpms build from the working tree (--nodeps: the
 # rpm database of a Debian machine knows no packages) and hold the files
 # they should.  Exit 0 pass, 1 fail, 77 skip (no rpmspec).
@@ -15,6 +16,11 @@ for p in gdrmap gdrmap-devel gdrmap-tools gdrmap-dkms python3-gdrmap; do
 	echo "$names" | grep -qx "$p" || { echo "$names"; fail "the spec has no package $p"; }
 done
 rpmspec -P "$spec" >/dev/null || fail "rpmspec -P"
+# The module-free backend's run-time needs come with a normal install.
+rec=$(rpmspec -q --qf '%{NAME}: [%{RECOMMENDNAME} ]\n' "$spec" | grep '^gdrmap:')
+for p in vulkan-loader libglvnd; do
+	case " $rec " in *" $p "*) ;; *) fail "gdrmap does not recommend $p ($rec)" ;; esac
+done
 command -v rpmbuild >/dev/null || { echo "the rpm spec parses (no rpmbuild: not built)"; exit 0; }
 
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES || true

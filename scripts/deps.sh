@@ -9,14 +9,15 @@ set -u
 # its tests); the VM tests (QEMU,
 # busybox, what Debian's prebuilt kbuild tools and the 6.12 BTF step
 # need); the Vulkan header the ABI test compares with; plots; building
-# and checking the packages and man pages; the kernel headers gdrdrv is
+# and checking the packages and man pages, and the Debian root file
+# system the container test installs them into; the kernel headers gdrdrv is
 # built against (Debian 12's 6.1 and 6.12; the VM tests fetch their own);
 # the Python package's tests (python3, venv + pip + setuptools to install
 # it offline, NumPy buffers) and its Debian packaging (dh-python, pybuild).
 pkgs="make gcc g++ clang binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 	qemu-system-x86 busybox-static cpio gzip kmod apt dpkg libc-bin
 	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox
-	debhelper dkms pkgconf man-db groff-base rpm
+	debhelper dkms pkgconf man-db groff-base rpm mmdebstrap
 	linux-headers-amd64 linux-headers-6.12-amd64
 	python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy
 	dh-python pybuild-plugin-pyproject python3-all"

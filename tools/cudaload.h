@@ -45,7 +45,8 @@
 	X(StreamCreate, cuStreamCreate)					\
 	X(StreamDestroy, cuStreamDestroy_v2)				\
 	X(StreamSynchronize, cuStreamSynchronize)			\
-	X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2)
+	X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2)			\
+	X(DeviceGetUuid, cuDeviceGetUuid)
 
 struct tcu {
 #define TCU_FIELD(field, sym) __typeof__(&sym) field;

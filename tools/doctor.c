@@ -3,9 +3,11 @@
  * gdrmap doctor: what this machine has that gdrmap needs, each check with
  * a verdict (ok, warn, fail) and one line of advice.  It reads what it can
  * without root and without a GPU, and says what it could not read.
- * Exit status: 0 unless a check failed (1) or the usage was wrong (2);
- * no GPU at all is a warning, not a failure, so scripts can run it
- * anywhere.
+ * Exit status: 0 unless a check failed (1) or the usage was wrong (2).
+ * A check fails where a GPU is here (CUDA's, or an NVIDIA GPU on the PCI
+ * bus, as a container without its GPU sees) and something keeps gdrmap
+ * from mapping its memory; with no GPU at all the same findings only
+ * warn, so scripts can run it anywhere.
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -132,8 +134,9 @@ static void backend_checks(struct checks *cs, const struct backend_probe *bp,
 
 		snprintf(name, sizeof(name), "backend %s", b->name);
 		if (!b->usable) {
-			check_add(cs, name, V_WARN, b->fix, "not usable: %s",
-				  b->why);
+			/* The first line; the JSON has all of it. */
+			check_add(cs, name, V_WARN, b->fix, "not usable: %.*s",
+				  (int)strcspn(b->why, "\n"), b->why);
 			continue;
 		}
 		if (!*chosen)
@@ -155,11 +158,12 @@ static void backend_checks(struct checks *cs, const struct backend_probe *bp,
 			  "gdr_open uses %s here (GDRMAP_BACKEND=name forces another)",
 			  *chosen);
 	else if (gpu)
-		check_add(cs, "backend", V_FAIL, bp[0].fix,
+		check_add(cs, "backend", V_FAIL,
+			  "load gdrdrv (on the host, passing /dev/gdrdrv in to a container), or mend what stops the vulkan backend",
 			  "no backend is usable: gdr_open fails on this machine");
 	else
 		check_add(cs, "backend", V_WARN,
-			  "without a GPU there is nothing to map; the checks above say what a GPU would also need",
+			  "without a GPU there is nothing to map; the other checks say what a GPU would also need",
 			  "no backend is usable (no GPU)");
 }
 
@@ -257,13 +261,16 @@ int cmd_doctor(int argc, char **argv)
 	static struct checks cs;
 	static struct gpu gpus[MAX_GPUS];
 	static struct nic nics[MAX_NICS];
+	static struct mf mf;
 	struct backend_probe bp[NR_BACKENDS];
+	struct pinnable pin;
 	int devs[MAX_GPUS];
 	struct report r;
 	struct opts o;
 	char why[512], err[256], nv[64];
 	const struct tcu *cu;
 	int ret, i, first, last, ng = 0, nn, maj = 0, min = 0, fails = 0;
+	bool gpu_here;
 	Dl_info dl;
 
 	ret = opts_parse(CMD_DOCTOR, argc, argv, &o);
@@ -278,7 +285,13 @@ int cmd_doctor(int argc, char **argv)
 		  dl.dli_fname : "?");
 
 	cu = tcu_load(why, sizeof(why));
-	if (!cu) {
+	mf_diagnose(&mf, cu);
+	if (!cu && mf.r.gpu_pci[0]) {
+		check_add(&cs, "cuda", V_FAIL,
+			  "the checks below say why, each with its fix",
+			  "an NVIDIA GPU is on the PCI bus at %s, but CUDA cannot use it (%s)",
+			  mf.r.gpu_pci, why);
+	} else if (!cu) {
 		check_add(&cs, "cuda", V_WARN,
 			  "the measuring commands need a GPU; the checks below still say what this machine has",
 			  "%s", why);
@@ -308,8 +321,13 @@ int cmd_doctor(int argc, char **argv)
 	nn = rdma_nics(nics, MAX_NICS);
 	for (i = 0; i < ng; i++)
 		devs[i] = gpus[i].info.index;
-	probe_backends(bp, cu, devs, ng);
-	backend_checks(&cs, bp, cu != NULL, &r.chosen);
+	probe_backends(bp, cu, devs, ng, mf_any_cause(&mf));
+	gpu_here = cu || mf.r.gpu_pci[0];
+	backend_checks(&cs, bp, gpu_here, &r.chosen);
+	/* Each cause fails only where it leaves a GPU unusable. */
+	mf_checks(&cs, &mf, gpu_here && !r.chosen);
+	pinnable(&pin, bp, gpus, ng);
+	pinnable_checks(&cs, &pin);
 	system_checks(&cs, gpus, ng, nics, nn);
 
 	r.o = &o;
@@ -321,6 +339,8 @@ int cmd_doctor(int argc, char **argv)
 	r.nn = nn;
 	r.bp = bp;
 	r.cs = &cs;
+	r.mf = &mf;
+	r.pin = &pin;
 	if (o.json)
 		doctor_json(&r);
 	else

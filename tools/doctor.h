@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "cudaload.h"
+#include "diag.h"
 #include "json.h"
 
 enum verdict { V_OK, V_WARN, V_FAIL };
@@ -88,7 +89,7 @@ int acs_redirects(const struct pci_place *p, char *where, size_t len);
 struct backend_probe {
 	const char *name;
 	bool usable;
-	char why[512];		/* the library's reason, if not usable */
+	char why[4096];		/* the library's reason, if not usable */
 	char fix[400];
 	int drv_major, drv_minor;	/* gdr_driver_get_version */
 	bool tested;		/* the self-test ran ... */
@@ -99,18 +100,47 @@ struct backend_probe {
 #define NR_BACKENDS 3
 
 /*
- * gdr_open with each backend forced in turn (GDRMAP_BACKEND), the
- * library's log captured to explain refusals; for each usable one, if
- * CUDA works, a pin/map/copy self-test on each of the ndevs devices devs,
- * in that device's context.  Call before any other use of the library in
- * the process: its logging is configured once.
+ * gdr_open with each backend forced in turn (GDRMAP_BACKEND), with the
+ * library's reason for each refusal (gdrmap_last_error()); for each
+ * usable one, if CUDA works, a pin/map/copy self-test on each of the
+ * ndevs devices devs, in that device's context.  vulkan_causes: the
+ * module-free checks found causes, whose fixes then stand for the vulkan
+ * backend's.
  */
 void probe_backends(struct backend_probe *bp, const struct tcu *cu,
-		    const int *devs, int ndevs);
-
-/* --- the report (doctor.c gathers, doctor_json.c writes JSON) --- */
+		    const int *devs, int ndevs, bool vulkan_causes);
 
 #define MAX_GPUS 16
+
+/* --- the module-free checks and what can be pinned (doctor_mf.c) --- */
+
+struct mf {
+	struct diag_report r;
+	const struct diag_vk_dev *vkdevs;	/* Vulkan's devices ... */
+	int nr_vkdevs;				/* ... -1: none enumerated */
+	uint8_t cuda[MAX_GPUS][16];		/* CUDA's GPUs' UUIDs */
+	int nr_cuda;
+};
+
+/* The library's diagnosis, run here, against CUDA's GPUs. */
+void mf_diagnose(struct mf *m, const struct tcu *cu);
+bool mf_any_cause(const struct mf *m);
+/* One check per finding; a cause fails if must_work, else warns. */
+void mf_checks(struct checks *cs, const struct mf *m, bool must_work);
+
+/* Whether an allocator's memory can be pinned: 1, 0, -1 (no GPU). */
+struct pinnable {
+	int vmm_fd_module_free, vmm_fd_here;
+	int cumemalloc_module_free, cumemalloc_here;
+};
+
+struct gpu;
+void pinnable(struct pinnable *p, const struct backend_probe *bp,
+	      const struct gpu *gpus, int ng);
+void pinnable_checks(struct checks *cs, const struct pinnable *p);
+void mf_json(struct json *j, const struct mf *m, const struct pinnable *p);
+
+/* --- the report (doctor.c gathers, doctor_json.c writes JSON) --- */
 
 struct gpu {
 	struct gpu_info info;
@@ -132,6 +162,8 @@ struct report {
 	const struct backend_probe *bp;
 	const char *chosen;
 	const struct checks *cs;
+	const struct mf *mf;
+	const struct pinnable *pin;
 	bool simulated;
 };
 

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * doctor's backend probe: each backend forced in turn through the public
- * API, with the library's own explanation captured from its log, and a
+ * API, with the library's own explanation (gdrmap_last_error()), and a
  * short self-test of every backend that opens.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,51 +17,21 @@
 static const char *const names[NR_BACKENDS] = { "gdrdrv", "dmabuf",
 						"vulkan" };
 
-/* The library logs to fd 2; divert it into a temporary file. */
-static int saved_fd = -1;
-static FILE *cap;
-
-static void capture_begin(void)
+/*
+ * Why gdr_open refused, in the library's words (gdrmap_last_error(); a
+ * libgdrapi without it gives only errno): the text after "not usable: ",
+ * which is where gdr_open names the backend it was forced to.
+ */
+static void library_reason(struct backend_probe *b, int err)
 {
-	fflush(stderr);
-	cap = tmpfile();
-	if (!cap)
-		return;
-	saved_fd = dup(2);
-	if (saved_fd < 0 || dup2(fileno(cap), 2) < 0) {
-		fclose(cap);
-		cap = NULL;
-	}
-}
+	const char *last = gdrmap_last_error ? gdrmap_last_error() : "";
+	const char *p = strstr(last, "not usable: ");
 
-/* Stop diverting; the text captured, in buf. */
-static void capture_end(char *buf, size_t len)
-{
-	size_t n = 0;
-
-	buf[0] = 0;
-	if (!cap)
-		return;
-	fflush(stderr);
-	dup2(saved_fd, 2);
-	close(saved_fd);
-	rewind(cap);
-	n = fread(buf, 1, len - 1, cap);
-	buf[n] = 0;
-	fclose(cap);
-	cap = NULL;
-}
-
-/* The reason after "not usable: " on the first such line of the log. */
-static void reason_from_log(const char *log, char *why, size_t len)
-{
-	const char *p = strstr(log, "not usable: "), *end;
-
-	if (!p)
-		return;
-	p += strlen("not usable: ");
-	end = strchr(p, '\n');
-	snprintf(why, len, "%.*s", (int)(end ? end - p : (long)strlen(p)), p);
+	if (p)
+		snprintf(b->why, sizeof(b->why), "%s", p + strlen("not usable: "));
+	else
+		snprintf(b->why, sizeof(b->why), "gdr_open failed: %s",
+			 strerror(err ? err : ENODEV));
 }
 
 static void advise_gdrdrv(struct backend_probe *b)
@@ -106,31 +75,19 @@ static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu,
 }
 
 static void advise_vulkan(struct backend_probe *b, const struct tcu *cu,
-			  int dev)
+			  int dev, bool causes)
 {
-	void *vk;
 	int fd_ok = 1;
 
-	if (!cu) {
-		snprintf(b->fix, sizeof(b->fix), "needs CUDA and a GPU");
+	if (causes) {
+		snprintf(b->fix, sizeof(b->fix),
+			 "each cause has its own check below, with its fix");
 		return;
 	}
-	vk = dlopen("libvulkan.so.1", RTLD_LAZY | RTLD_LOCAL);
-	if (!vk) {
-		snprintf(b->fix, sizeof(b->fix),
-			 "no Vulkan loader: sudo apt-get install libvulkan1 (the NVIDIA driver provides the Vulkan ICD)");
-		return;
-	}
-	dlclose(vk);
-	cu->DeviceGetAttribute(&fd_ok,
-		CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, dev);
-	if (strstr(b->why, "host-visible"))
-		snprintf(b->fix, sizeof(b->fix),
-			 "no device-local host-visible Vulkan memory type: enable Resizable BAR (large BAR1) in the firmware, or use gdrdrv");
-	else if (strstr(b->why, "ICD") || strstr(b->why, "sees no GPU"))
-		snprintf(b->fix, sizeof(b->fix),
-			 "the Vulkan loader finds no NVIDIA driver: install the driver's Vulkan ICD or set VK_DRIVER_FILES=/path/to/nvidia_icd.json");
-	else if (!fd_ok)
+	if (cu)
+		cu->DeviceGetAttribute(&fd_ok,
+			CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, dev);
+	if (!fd_ok)
 		snprintf(b->fix, sizeof(b->fix),
 			 "CUDA cannot export this GPU's memory as a file descriptor: the vulkan backend cannot import it; use gdrdrv");
 	else
@@ -266,32 +223,23 @@ static void self_test_gpus(struct backend_probe *b, gdr_t g,
 }
 
 void probe_backends(struct backend_probe *bp, const struct tcu *cu,
-		    const int *devs, int ndevs)
+		    const int *devs, int ndevs, bool vulkan_causes)
 {
-	static const char *const vars[] = { "GDRMAP_BACKEND",
-		"GDRCOPY_ENABLE_LOGGING", "GDRCOPY_LOG_LEVEL" };
-	char *saved[3], log[8192];
+	const char *v = getenv("GDRMAP_BACKEND");
+	char *saved = v ? strdup(v) : NULL;
+	char why[256];
 	gdr_t g;
 	int i, err;
 
-	for (i = 0; i < 3; i++) {
-		const char *v = getenv(vars[i]);
-
-		saved[i] = v ? strdup(v) : NULL;
-	}
-	/* Read once by the library, at its first message. */
-	setenv("GDRCOPY_ENABLE_LOGGING", "1", 1);
-	setenv("GDRCOPY_LOG_LEVEL", "2", 1);
 	/* gdr_open runs in the first GPU's context, as an application's. */
 	if (cu && ndevs)
-		tcu_use_device(cu, devs[0], NULL, log, sizeof(log));
+		tcu_use_device(cu, devs[0], NULL, why, sizeof(why));
 	for (i = 0; i < NR_BACKENDS; i++) {
 		struct backend_probe *b = &bp[i];
 
 		memset(b, 0, sizeof(*b));
 		b->name = names[i];
 		setenv("GDRMAP_BACKEND", names[i], 1);
-		capture_begin();
 		errno = 0;
 		g = gdr_open();
 		err = errno;
@@ -301,27 +249,21 @@ void probe_backends(struct backend_probe *bp, const struct tcu *cu,
 			if (cu)
 				self_test_gpus(b, g, cu, devs, ndevs);
 			gdr_close(g);
-		}
-		capture_end(log, sizeof(log));
-		if (b->usable)
 			continue;
-		snprintf(b->why, sizeof(b->why), "gdr_open failed: %s",
-			 strerror(err ? err : ENODEV));
-		reason_from_log(log, b->why, sizeof(b->why));
+		}
+		library_reason(b, err);
 		if (i == 0)
 			advise_gdrdrv(b);
 		else if (i == 1)
 			advise_dmabuf(b, cu, ndevs ? devs[0] : 0);
 		else
-			advise_vulkan(b, cu, ndevs ? devs[0] : 0);
+			advise_vulkan(b, cu, ndevs ? devs[0] : 0, vulkan_causes);
 	}
-	for (i = 0; i < 3; i++) {
-		if (saved[i])
-			setenv(vars[i], saved[i], 1);
-		else
-			unsetenv(vars[i]);
-		free(saved[i]);
-	}
+	if (saved)
+		setenv("GDRMAP_BACKEND", saved, 1);
+	else
+		unsetenv("GDRMAP_BACKEND");
+	free(saved);
 	if (cu && ndevs)
 		cu->CtxSetCurrent(NULL);
 }

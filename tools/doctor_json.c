@@ -172,6 +172,7 @@ void doctor_json(const struct report *r)
 	}
 	json_arr_end(&j);
 	json_str(&j, "default_backend", r->chosen);
+	mf_json(&j, r->mf, r->pin);
 
 	json_bool(&j, "nvidia_peermem_loaded", module_loaded("nvidia_peermem"));
 	json_obj_begin(&j, "iommu");

@@ -5,15 +5,24 @@
 # installed.  TOOLS_RPATH= drops the run path (packages).
 
 TOOLS_SRCS := $(filter-out tools/gdrmap.c,$(wildcard tools/*.c))
-TOOLS_OBJS := $(patsubst %.c,$(O)/%.o,$(TOOLS_SRCS))
+# The library's diagnosis of the module-free backend, compiled in as well:
+# doctor needs its facts, not only the text a libgdrapi.so.2 gives (and
+# the library in use may be another one).  One source, two builds.
+TOOLS_LIB_SRCS := $(wildcard lib/diag*.c) lib/vulkan.c
+TOOLS_OBJS := $(patsubst %.c,$(O)/%.o,$(TOOLS_SRCS)) \
+	$(patsubst lib/%.c,$(O)/tools/lib/%.o,$(TOOLS_LIB_SRCS))
 GDRMAP_BIN := $(O)/tools/gdrmap
 TOOLS_RPATH ?= $$ORIGIN/../lib
 ifneq ($(TOOLS_RPATH),)
 TOOLS_LDRPATH = -Wl,-rpath,'$(TOOLS_RPATH)'
 endif
-TOOLS_CFLAGS = $(ALL_CFLAGS) -Itools -fvisibility=default
+TOOLS_CFLAGS = $(ALL_CFLAGS) -Itools -Ilib -fvisibility=default
 
 $(O)/tools/%.o: tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOLS_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(O)/tools/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOLS_CFLAGS) -MMD -MP -c -o $@ $<
 

@@ -6,9 +6,9 @@
  * context, import into the Vulkan device with the owner's UUID, move the
  * right bytes, and give every allocation handle back on the last unpin.
  *
- * The fake Vulkan replaces lib/vulkan.c: defining gdr_vk_get and
- * gdr_vk_gpu_by_uuid here keeps the linker from taking them from the
- * library's archive.
+ * The fake Vulkan replaces lib/vulkan.c: defining gdr_vk_get,
+ * gdr_vk_devices and gdr_vk_gpu_by_uuid here keeps the linker from taking
+ * them from the library's archive.
  */
 #include <sys/stat.h>
 
@@ -114,6 +114,23 @@ const struct gdr_vk *gdr_vk_get(char *why, size_t why_len)
 		fvk.nr_gpus = FAKE_DEVS;
 	}
 	return &fvk;
+}
+
+/* What gdr_open checks CUDA's GPUs against: every fake GPU, mappable. */
+int gdr_vk_devices(const struct diag_vk_dev **devs, const char **why)
+{
+	static struct diag_vk_dev seen[FAKE_DEVS];
+	int i;
+
+	gdr_vk_get(NULL, 0);
+	for (i = 0; i < FAKE_DEVS; i++) {
+		memcpy(seen[i].uuid, fvk.gpus[i].uuid, sizeof(seen[i].uuid));
+		snprintf(seen[i].name, sizeof(seen[i].name), "fake GPU %d", i);
+		seen[i].mappable = true;
+	}
+	*devs = seen;
+	*why = NULL;
+	return FAKE_DEVS;
 }
 
 const struct gdr_vk_gpu *gdr_vk_gpu_by_uuid(const uint8_t uuid[16],

@@ -21,7 +21,17 @@ expect "doctor --json has the documented keys" jq_has "$f" \
 	.cuda.available .cuda.nvidia_driver_version .cuda.driver_version .cuda.device_count .cuda.error \
 	.gpus .backends .default_backend .nvidia_peermem_loaded \
 	.iommu.active .iommu.cmdline .nics .topology .checks \
-	.summary.ok .summary.warn .summary.fail
+	.summary.ok .summary.warn .summary.fail \
+	.module_free.container.detected .module_free.container.signals \
+	.module_free.container.kubernetes \
+	.module_free.container.nvidia_driver_capabilities \
+	.module_free.container.graphics .module_free.nvidia_pci_gpu \
+	.module_free.icd_search_replaced_by .module_free.icd_searched \
+	.module_free.icd_manifests .module_free.vulkan_devices \
+	.module_free.findings \
+	.pinnable.cumemcreate_posix_fd.without_module \
+	.pinnable.cumemcreate_posix_fd.here .pinnable.cumemalloc.without_module \
+	.pinnable.cumemalloc.here .pinnable.frameworks
 expect "command is doctor" jq_is "$f" .command doctor
 expect "tool is gdrmap" jq_is "$f" .tool gdrmap
 expect "three backends" jq_is "$f" .backends# 3
@@ -37,6 +47,37 @@ for b in gdrdrv dmabuf vulkan; do
 	fi
 	i=$((i + 1))
 done
+
+# The module-free findings: one check each unless unknown, with the same
+# words; the library, which runs the same code, names every cause too.
+expect "six module-free findings" jq_is "$f" .module_free.findings# 6
+vulkan_usable=$("$JSONQ" "$f" .backends[2].usable)
+"$JSONQ" "$f" .backends[2].reason >"$OUT/vulkan-reason.txt"
+i=0
+for name in "nvidia devices" container "vulkan loader" "vulkan icd" \
+	"vulkan icd library" "vulkan gpu"; do
+	expect "finding $i is $name" jq_is "$f" ".module_free.findings[$i].name" "$name"
+	state=$("$JSONQ" "$f" ".module_free.findings[$i].state")
+	msg=$("$JSONQ" "$f" ".module_free.findings[$i].message")
+	line=$(grep -F "] $name " "$OUT/text.out" | grep -F "$msg")
+	case $state in
+	unknown) expect "$name unknown: no check" [ -z "$line" ] ;;
+	ok) expect "$name ok: an ok check" [ "${line#\[ok  \]}" != "$line" ] ;;
+	bad)
+		expect "$name bad: a warn or fail check" \
+			rc_in "$(printf %.6s "$line")" "[warn]" "[fail]"
+		expect "$name bad: has a fix" \
+			[ "$("$JSONQ" "$f" ".module_free.findings[$i].fix")" != null ]
+		[ "$vulkan_usable" = true ] ||
+			expect "the library names '$name' too" \
+				grep -qF "$msg" "$OUT/vulkan-reason.txt"
+		;;
+	*) bad "finding $name has state '$state'" ;;
+	esac
+	i=$((i + 1))
+done
+expect "the frameworks check says how to get pinnable memory" \
+	grep -q 'expandable_segments:True.*gdrmap_mem_alloc' "$OUT/text.out"
 
 # Every check: a name, a verdict, a message; the summary counts them.
 n=$("$JSONQ" "$f" .checks#)

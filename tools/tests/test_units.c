@@ -2,7 +2,8 @@
 /*
  * The tools' pure parts: percentiles, histograms, size and CPU list
  * parsing, the JSON writer (read back by jsonq's rules: here, by
- * checking the exact text), and the PCIe relation names.
+ * checking the exact text), the PCIe relation names, and doctor's
+ * verdicts on the module-free findings and on what can be pinned.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -162,8 +163,72 @@ static void test_relation(void)
 	CHECK(!strcmp(pci_relation(&gpu, &nic), "unknown"), "not in sysfs");
 }
 
+/* A bad finding fails only where a GPU is left without any backend. */
+static void test_mf_verdicts(void)
+{
+	static struct mf m;
+	static struct checks cs;
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	m.r.f[DIAG_LOADER].state = DIAG_BAD;
+	snprintf(m.r.f[DIAG_LOADER].msg, sizeof(m.r.f[0].msg), "no loader");
+	snprintf(m.r.f[DIAG_LOADER].fix, sizeof(m.r.f[0].fix), "install it");
+	m.r.f[DIAG_DEVICES].state = DIAG_OK;
+	snprintf(m.r.f[DIAG_DEVICES].msg, sizeof(m.r.f[0].msg), "present");
+	CHECK(mf_any_cause(&m), "a bad finding is a cause");
+	for (i = 0; i < 2; i++) {
+		cs.n = 0;
+		mf_checks(&cs, &m, i);
+		CHECK(cs.n == 2, "unknown findings make no check (%d)", cs.n);
+		CHECK(!strcmp(cs.c[0].name, "nvidia devices") &&
+		      cs.c[0].v == V_OK, "ok stays ok");
+		CHECK(!strcmp(cs.c[1].name, "vulkan loader") &&
+		      cs.c[1].v == (i ? V_FAIL : V_WARN) &&
+		      !strcmp(cs.c[1].advice, "install it") &&
+		      !strcmp(cs.c[1].msg, "no loader"),
+		      "must_work %d: the cause %s, with its fix", i,
+		      verdict_names[cs.c[1].v]);
+	}
+	m.r.f[DIAG_LOADER].state = DIAG_UNKNOWN;
+	CHECK(!mf_any_cause(&m), "no bad finding, no cause");
+}
+
+/* Which memory is pinnable, from the backends that open. */
+static void test_pinnable(void)
+{
+	struct backend_probe bp[NR_BACKENDS];
+	static struct gpu g;
+	struct pinnable p;
+
+	memset(bp, 0, sizeof(bp));
+	g.posix_fd = 1;
+	pinnable(&p, bp, &g, 0);
+	CHECK(p.vmm_fd_here == -1 && p.cumemalloc_module_free == -1,
+	      "no GPU: unknown");
+	bp[2].usable = true;
+	pinnable(&p, bp, &g, 1);
+	CHECK(p.vmm_fd_module_free == 1 && p.vmm_fd_here == 1 &&
+	      p.cumemalloc_module_free == 0 && p.cumemalloc_here == 0,
+	      "vulkan: cuMemCreate+fd yes, cuMemAlloc no");
+	g.posix_fd = 0;
+	pinnable(&p, bp, &g, 1);
+	CHECK(p.vmm_fd_module_free == 0, "vulkan without fd export: no");
+	bp[0].usable = true;
+	pinnable(&p, bp, &g, 1);
+	CHECK(p.vmm_fd_module_free == 0 && p.vmm_fd_here == 1 &&
+	      p.cumemalloc_module_free == 0 && p.cumemalloc_here == 1,
+	      "gdrdrv pins both, neither without a module");
+	bp[1].usable = true;
+	pinnable(&p, bp, &g, 1);
+	CHECK(p.vmm_fd_module_free == 1 && p.cumemalloc_module_free == 1,
+	      "a dma-buf mmap driver pins both without a module");
+}
+
 int main(void)
 {
+	test_mf_verdicts();
+	test_pinnable();
 	test_stats();
 	test_sizes();
 	test_cpulist();

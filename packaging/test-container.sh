@@ -1,0 +1,233 @@
+#!/bin/sh
+# The container recipe (packaging/container/) without Docker, as root:
+#   1. a Debian 12 root file system from Debian's archive (mmdebstrap,
+#      minbase as debian:12-slim is, plus the Dockerfile's
+#      RUNTIME_PACKAGES), cached in ~/.cache/gdrmap-rootfs (a first run
+#      downloads it: minutes; later runs unpack the cached tarball);
+#   2. the .debs built from this tree (build-debs.sh, or those in
+#      GDRMAP_DEBS) installed into it with dpkg, and the consumer
+#      (packaging/container/consumer.c) compiled here and copied in;
+#   3. in a chroot made to look like a container (/.dockerenv) on a GPU
+#      machine (an NVIDIA GPU in its /sys/bus/pci) whose GPU was not
+#      passed in, `gdrmap doctor` and the consumer, with the Vulkan loader
+#      and without, with NVIDIA_DRIVER_CAPABILITIES granting graphics and
+#      not: each case must name exactly its causes, doctor as [fail]
+#      checks and exit 1, the consumer with the same words (the library
+#      runs the same diagnosis) and exit 1; and, without the made-up GPU
+#      and outside a container, doctor must only warn and exit 0.
+# Exit 0 pass, 1 fail, 77 skip (not root, no mmdebstrap).  -k keeps the
+# work directory.  GDRMAP_DEBIAN_MIRROR overrides http://deb.debian.org/debian.
+set -eu
+
+keep=0
+[ "${1:-}" = -k ] && keep=1
+top=$(cd "$(dirname "$0")/.." && pwd)
+O=${O:-$top/build}
+jsonq=$O/tools/tests/jsonq
+mirror=${GDRMAP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/gdrmap-rootfs
+
+if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root (chroot, dpkg in the root file system)"; exit 77; fi
+command -v mmdebstrap >/dev/null ||
+	{ echo "SKIP: mmdebstrap is not installed (apt-get install mmdebstrap; scripts/deps.sh does)"; exit 77; }
+[ -x "$jsonq" ] || { echo "FAIL: $jsonq is missing: make tools first" >&2; exit 1; }
+chroot=$(command -v chroot)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/gdrmap-container.XXXXXX")
+root=$work/root
+cleanup() {
+	rc=$?
+	if [ $keep = 1 ]; then echo "work directory: $work"; else rm -rf "$work"; fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+t0=$(date +%s)
+step() { echo "== [$(( $(date +%s) - t0 ))s] $*"; }
+passed=0 failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+expect() { what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+die() { echo "FAIL: $*" >&2; exit 1; }
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES LD_LIBRARY_PATH || true
+
+# What the image adds to debian:12-slim, read from the Dockerfile itself.
+pkgs=$(sed -n 's/^ARG RUNTIME_PACKAGES="\(.*\)"$/\1/p' "$top/packaging/container/Dockerfile")
+[ -n "$pkgs" ] || die "the Dockerfile names no RUNTIME_PACKAGES"
+key=$(printf 'bookworm minbase %s %s\n' "$pkgs" "$mirror" | sha256sum | cut -c1-16)
+tarball=$cache/rootfs-$key.tar
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9 || die "cannot lock $cache/.lock"
+if [ ! -f "$tarball" ]; then
+	step "build the Debian 12 root file system (mmdebstrap, once: cached in $cache)"
+	rm -f "$cache"/rootfs-*.tar
+	# shellcheck disable=SC2086
+	nice mmdebstrap --variant=minbase --include="$(echo $pkgs | tr ' ' ,)" \
+		bookworm "$cache/.part-$key.tar" "$mirror" >"$work/mmdebstrap.log" 2>&1 ||
+		{ tail -n 20 "$work/mmdebstrap.log"; rm -f "$cache/.part-$key.tar"; die "mmdebstrap"; }
+	mv "$cache/.part-$key.tar" "$tarball"
+fi
+flock -u 9
+step "unpack it"
+mkdir "$root"
+tar -C "$root" -xf "$tarball" || die "unpacking $tarball"
+
+if [ -n "${GDRMAP_DEBS:-}" ]; then
+	debs=$GDRMAP_DEBS
+else
+	step "build the packages (build-debs.sh)"
+	debs=$work/debs
+	"$top/packaging/build-debs.sh" "$debs" >"$work/build.out" 2>&1 ||
+		{ cat "$work/build.out"; die "building the packages"; }
+fi
+for p in libvulkan1 libglvnd0; do
+	expect "libgdrapi2 recommends $p" sh -c \
+		"dpkg-deb -f $debs/libgdrapi2_*.deb Recommends | grep -qw $p"
+done
+
+step "install libgdrapi2 and gdrmap-tools into it (dpkg), and the consumer"
+mkdir -p "$root/tmp/debs"
+cp "$debs"/libgdrapi2_*.deb "$debs"/gdrmap-tools_*.deb "$root/tmp/debs/"
+chroot "$root" sh -c 'dpkg -i /tmp/debs/*.deb' >"$work/dpkg.log" 2>&1 ||
+	{ cat "$work/dpkg.log"; die "dpkg -i in the root file system"; }
+cc -std=c11 -Wall -Wextra -Werror -I"$top/include" -o "$root/usr/local/bin/consumer" \
+	"$top/packaging/container/consumer.c" -L"$O/lib" -lgdrapi ||
+	die "compiling the consumer"
+
+# A container on a GPU machine whose GPU it was not given.
+fake_gpu() {
+	: >"$root/.dockerenv"
+	mkdir -p "$root/sys/bus/pci/devices/0000:65:00.0"
+	echo 0x10de >"$root/sys/bus/pci/devices/0000:65:00.0/vendor"
+	echo 0x030200 >"$root/sys/bus/pci/devices/0000:65:00.0/class"
+}
+
+# run CASE VAR=VALUE...: doctor (text and JSON) and the consumer in the
+# chroot, with only these variables set.
+run() {
+	name=$1
+	shift
+	for what in doctor doctor.json consumer; do
+		case $what in
+		doctor) cmd="gdrmap doctor" ;;
+		doctor.json) cmd="gdrmap doctor --json" ;;
+		consumer) cmd=consumer ;;
+		esac
+		# shellcheck disable=SC2086
+		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root "$@" \
+			"$chroot" "$root" $cmd >"$work/$name.$what" \
+			2>"$work/$name.$what.err" && rc=0 || rc=$?
+		echo $rc >"$work/$name.$what.rc"
+	done
+	"$jsonq" "$work/$name.doctor.json" || bad "$name: doctor --json is not valid JSON"
+}
+
+# finding CASE NAME STATE: the module-free finding NAME is STATE, and the
+# text report and the consumer say it as they should.
+finding() {
+	c=$1 name=$2 want=$3 i=0 got=
+	for n in "nvidia devices" container "vulkan loader" "vulkan icd" \
+		"vulkan icd library" "vulkan gpu"; do
+		if [ "$n" = "$name" ]; then
+			got=$("$jsonq" "$work/$c.doctor.json" ".module_free.findings[$i].state")
+			msg=$("$jsonq" "$work/$c.doctor.json" ".module_free.findings[$i].message")
+		fi
+		i=$((i + 1))
+	done
+	expect "$c: $name is $want (is $got: $msg)" [ "$got" = "$want" ]
+	case $want in
+	bad)
+		expect "$c: doctor fails '$name'" grep -qF "[fail] $name " "$work/$c.doctor"
+		expect "$c: the consumer names '$name': $msg" grep -qF -- "$msg" "$work/$c.consumer" ;;
+	ok)
+		expect "$c: doctor passes '$name'" grep -qF "[ok  ] $name " "$work/$c.doctor"
+		expect "$c: the consumer does not name '$name'" sh -c \
+			"! grep -qF -- \"\$1\" \"\$2\"" sh "$msg" "$work/$c.consumer" ;;
+	esac
+}
+
+# exits CASE DOCTOR CONSUMER: their exit statuses.
+exits() {
+	expect "$1: doctor exits $2 (got $(cat "$work/$1.doctor.rc"))" [ "$(cat "$work/$1.doctor.rc")" = "$2" ]
+	expect "$1: doctor --json exits $2 too" [ "$(cat "$work/$1.doctor.json.rc")" = "$2" ]
+	expect "$1: the consumer exits $3 (got $(cat "$work/$1.consumer.rc"))" [ "$(cat "$work/$1.consumer.rc")" = "$3" ]
+	expect "$1: the consumer says why gdr_open failed" grep -q "^gdr_open failed (" "$work/$1.consumer"
+}
+
+fake_gpu
+step "with the loader: graphics granted, not granted, left unset"
+run loader-graphics NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics
+exits loader-graphics 1 1
+finding loader-graphics "nvidia devices" bad
+finding loader-graphics container ok
+finding loader-graphics "vulkan loader" ok
+finding loader-graphics "vulkan icd" bad
+finding loader-graphics "vulkan icd library" unknown
+expect "loader-graphics: the devices fix is --gpus all" grep -q 'docker run --gpus all' "$work/loader-graphics.doctor"
+expect "loader-graphics: the ICD search is listed" \
+	grep -q 'looked in /root/.config/vulkan/icd.d, /etc/xdg/vulkan/icd.d, /etc/vulkan/icd.d, /root/.local/share/vulkan/icd.d, /usr/local/share/vulkan/icd.d, /usr/share/vulkan/icd.d (VK_DRIVER_FILES and VK_ICD_FILENAMES unset, VK_ADD_DRIVER_FILES unset)' \
+	"$work/loader-graphics.consumer"
+expect "loader-graphics: the GPU on the bus fails the cuda check" grep -q '^\[fail\] cuda ' "$work/loader-graphics.doctor"
+
+run loader-compute NVIDIA_DRIVER_CAPABILITIES=compute,utility
+exits loader-compute 1 1
+finding loader-compute container bad
+finding loader-compute "vulkan loader" ok
+finding loader-compute "vulkan icd" bad
+expect "loader-compute: the fix grants graphics" \
+	grep -q 'NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics; where graphics cannot be granted, load gdrdrv on the host' \
+	"$work/loader-compute.consumer"
+
+run loader-unset
+exits loader-unset 1 1
+finding loader-unset container bad
+expect "loader-unset: unset is the runtime's default" \
+	grep -q "NVIDIA_DRIVER_CAPABILITIES unset: the NVIDIA runtime's default compute,utility" "$work/loader-unset.doctor"
+
+step "a manifest whose library is not there"
+mkdir -p "$root/opt/nvidia"
+printf '{"file_format_version": "1.0.1", "ICD": {"library_path": "libGLX_nvidia.so.0", "api_version": "1.4.312"}}\n' \
+	>"$root/opt/nvidia/nvidia_icd.json"
+run manifest NVIDIA_DRIVER_CAPABILITIES=all VK_DRIVER_FILES=/opt/nvidia/nvidia_icd.json
+exits manifest 1 1
+finding manifest "vulkan icd" ok
+finding manifest "vulkan icd library" bad
+finding manifest container ok
+expect "manifest: names the missing library" \
+	grep -q 'libGLX_nvidia.so.0, named by /opt/nvidia/nvidia_icd.json, does not load: libGLX_nvidia.so.0: cannot open shared object file' \
+	"$work/manifest.consumer"
+
+step "without the loader (dpkg --purge libvulkan1)"
+chroot "$root" dpkg --purge libvulkan1 >"$work/purge.log" 2>&1 ||
+	{ cat "$work/purge.log"; die "purging libvulkan1"; }
+run noloader-graphics NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics
+exits noloader-graphics 1 1
+finding noloader-graphics "vulkan loader" bad
+finding noloader-graphics container ok
+finding noloader-graphics "vulkan icd" bad
+finding noloader-graphics "nvidia devices" bad
+expect "noloader-graphics: the fix installs libvulkan1" grep -q 'apt-get install libvulkan1' "$work/noloader-graphics.consumer"
+
+run noloader-compute NVIDIA_DRIVER_CAPABILITIES=compute,utility
+exits noloader-compute 1 1
+finding noloader-compute "vulkan loader" bad
+finding noloader-compute container bad
+finding noloader-compute "vulkan icd" bad
+
+step "no GPU and not a container: warnings only"
+rm -rf "$root/.dockerenv" "$root/sys/bus"
+run nogpu
+exits nogpu 0 1
+expect "nogpu: no check fails" sh -c "! grep -q '^\[fail\]' '$work/nogpu.doctor'"
+expect "nogpu: the loader's absence warns" grep -q '^\[warn\] vulkan loader ' "$work/nogpu.doctor"
+finding nogpu container ok
+expect "nogpu: not a container" grep -q 'not in a container' "$work/nogpu.doctor"
+
+for f in "$work"/*.doctor "$work"/*.consumer; do
+	[ $failed = 0 ] && break
+	echo "--- $(basename "$f")"; cat "$f"
+done
+step "done"
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/*
+ * doctor's module-free checks: the library's own diagnosis (lib/diag*.c
+ * and lib/vulkan.c, compiled into the command as well, so the findings
+ * and their words are the library's whichever libgdrapi.so.2 is loaded)
+ * made into one check per finding; and which allocators' memory this
+ * machine can pin, with a module and without.
+ */
+#include <string.h>
+
+#include "doctor.h"
+#include "vulkan_api.h"
+
+void mf_diagnose(struct mf *m, const struct tcu *cu)
+{
+	static const struct diag_env here = { .root = "" };
+	const char *vk_why;
+	CUdevice dev;
+	CUuuid u;
+	int i;
+
+	diag_run(&here, &m->r);
+	if (m->r.f[DIAG_LOADER].state == DIAG_OK)
+		gdr_vk_get(NULL, 0);
+	m->nr_vkdevs = gdr_vk_devices(&m->vkdevs, &vk_why);
+	m->nr_cuda = 0;
+	for (i = 0; cu && cu->DeviceGetUuid && i < cu->device_count &&
+	     m->nr_cuda < MAX_GPUS; i++)
+		if (cu->DeviceGet(&dev, i) == CUDA_SUCCESS &&
+		    cu->DeviceGetUuid(&u, dev) == CUDA_SUCCESS)
+			memcpy(m->cuda[m->nr_cuda++], u.bytes, 16);
+	diag_vk_gpu(&m->r, vk_why, m->vkdevs, m->nr_vkdevs,
+		    (const uint8_t (*)[16])m->cuda, m->nr_cuda);
+}
+
+bool mf_any_cause(const struct mf *m)
+{
+	int i;
+
+	for (i = 0; i < DIAG_NR; i++)
+		if (m->r.f[i].state == DIAG_BAD)
+			return true;
+	return false;
+}
+
+void mf_checks(struct checks *cs, const struct mf *m, bool must_work)
+{
+	int i;
+
+	for (i = 0; i < DIAG_NR; i++) {
+		const struct diag_finding *f = &m->r.f[i];
+
+		if (f->state == DIAG_OK)
+			check_add(cs, diag_names[i], V_OK, NULL, "%s", f->msg);
+		else if (f->state == DIAG_BAD)
+			check_add(cs, diag_names[i],
+				  must_work ? V_FAIL : V_WARN, f->fix, "%s",
+				  f->msg);
+	}
+}
+
+/* -1 unknown (no GPU), else whether it holds. */
+static int tri(bool known, bool v)
+{
+	return known ? v : -1;
+}
+
+void pinnable(struct pinnable *p, const struct backend_probe *bp,
+	      const struct gpu *gpus, int ng)
+{
+	bool gdrdrv = bp[0].usable, dmabuf = bp[1].usable;
+	bool vulkan = bp[2].usable, fd = false;
+	int i;
+
+	for (i = 0; i < ng; i++)
+		fd |= gpus[i].posix_fd;
+	p->vmm_fd_module_free = tri(ng > 0, (vulkan && fd) || dmabuf);
+	p->vmm_fd_here = tri(ng > 0, p->vmm_fd_module_free || gdrdrv);
+	p->cumemalloc_module_free = tri(ng > 0, dmabuf);
+	p->cumemalloc_here = tri(ng > 0, dmabuf || gdrdrv);
+}
+
+const char pinnable_frameworks[] =
+	"memory every backend pins: PyTorch with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; NCCL's buffers as they are (cuMem, NCCL_CUMEM_ENABLE=1 by default); your own code with gdrmap_mem_alloc(3)";
+
+static void vmm_check(struct checks *cs, const struct pinnable *p)
+{
+	if (p->vmm_fd_module_free)
+		check_add(cs, "pin cuMemCreate", V_OK, NULL,
+			  "cuMemCreate memory with the POSIX file descriptor handle type: pinnable without a module (%s backend)",
+			  p->cumemalloc_module_free ? "dmabuf" : "vulkan");
+	else if (p->vmm_fd_here)
+		check_add(cs, "pin cuMemCreate", V_OK, NULL,
+			  "cuMemCreate memory with the POSIX file descriptor handle type: pinnable through gdrdrv; not without a module here");
+	else
+		check_add(cs, "pin cuMemCreate", V_WARN,
+			  "load gdrdrv, or mend what the vulkan checks name",
+			  "cuMemCreate memory with the POSIX file descriptor handle type: not pinnable here");
+}
+
+static void cumemalloc_check(struct checks *cs, const struct pinnable *p)
+{
+	if (p->cumemalloc_here)
+		check_add(cs, "pin cuMemAlloc", V_OK, NULL,
+			  "legacy cuMemAlloc memory: pinnable through %s",
+			  p->cumemalloc_module_free ?
+			  "the dmabuf backend, without a module" : "gdrdrv");
+	else
+		check_add(cs, "pin cuMemAlloc", V_WARN,
+			  "load gdrdrv (sudo modprobe gdrdrv), or allocate as the frameworks check says",
+			  "legacy cuMemAlloc memory: not pinnable here; only gdrdrv or a driver that mmaps dma-bufs (CUDA 13.3+) pins it");
+}
+
+void pinnable_checks(struct checks *cs, const struct pinnable *p)
+{
+	if (p->vmm_fd_here < 0) {
+		check_add(cs, "pinnable", V_OK, NULL,
+			  "no GPU: on one, cuMemCreate memory with the POSIX file descriptor handle type is pinnable without a module; cuMemAlloc memory only with gdrdrv or a driver that mmaps dma-bufs");
+	} else {
+		vmm_check(cs, p);
+		cumemalloc_check(cs, p);
+	}
+	check_add(cs, "frameworks", V_OK, NULL, "%s", pinnable_frameworks);
+}
+
+static const char *const state_names[] = { "unknown", "ok", "bad" };
+
+static void json_tri(struct json *j, const char *key, int v)
+{
+	if (v < 0)
+		json_null(j, key);
+	else
+		json_bool(j, key, v);
+}
+
+void mf_json(struct json *j, const struct mf *m, const struct pinnable *p)
+{
+	const struct diag_report *r = &m->r;
+	char id[41];
+	int i, k;
+
+	json_obj_begin(j, "module_free");
+	json_obj_begin(j, "container");
+	json_bool(j, "detected", r->container[0]);
+	json_str(j, "signals", r->container[0] ? r->container : NULL);
+	json_bool(j, "kubernetes", r->kubernetes);
+	json_str(j, "nvidia_driver_capabilities", r->caps[0] ? r->caps : NULL);
+	json_bool(j, "graphics", r->graphics);
+	json_obj_end(j);
+	json_str(j, "nvidia_pci_gpu", r->gpu_pci[0] ? r->gpu_pci : NULL);
+	json_str(j, "icd_search_replaced_by",
+		 r->icd_source[0] ? r->icd_source : NULL);
+	json_arr_begin(j, "icd_searched");
+	for (i = 0; i < r->nr_dirs; i++)
+		json_str(j, NULL, r->dirs[i]);
+	json_arr_end(j);
+	json_arr_begin(j, "icd_manifests");
+	for (i = 0; i < r->nr_icds; i++) {
+		const struct diag_icd *icd = &r->icds[i];
+
+		json_obj_begin(j, NULL);
+		json_str(j, "path", icd->path);
+		json_str(j, "library_path",
+			 icd->library[0] ? icd->library : NULL);
+		json_bool(j, "nvidia", icd->nvidia);
+		json_tri(j, "loads", icd->loads == DIAG_UNKNOWN ? -1 :
+			 icd->loads == DIAG_OK);
+		json_str(j, "error", icd->error[0] ? icd->error : NULL);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_arr_begin(j, "vulkan_devices");
+	for (i = 0; i < m->nr_vkdevs; i++) {
+		bool cuda = false;
+
+		for (k = 0; k < m->nr_cuda; k++)
+			cuda |= !memcmp(m->cuda[k], m->vkdevs[i].uuid, 16);
+		diag_uuid_str(m->vkdevs[i].uuid, id);
+		json_obj_begin(j, NULL);
+		json_str(j, "name", m->vkdevs[i].name);
+		json_str(j, "uuid", id);
+		json_bool(j, "mappable", m->vkdevs[i].mappable);
+		json_bool(j, "cuda", cuda);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_arr_begin(j, "findings");
+	for (i = 0; i < DIAG_NR; i++) {
+		json_obj_begin(j, NULL);
+		json_str(j, "name", diag_names[i]);
+		json_str(j, "state", state_names[r->f[i].state]);
+		json_str(j, "message", r->f[i].msg);
+		json_str(j, "fix", r->f[i].fix[0] ? r->f[i].fix : NULL);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+
+	json_obj_begin(j, "pinnable");
+	json_obj_begin(j, "cumemcreate_posix_fd");
+	json_tri(j, "without_module", p->vmm_fd_module_free);
+	json_tri(j, "here", p->vmm_fd_here);
+	json_obj_end(j);
+	json_obj_begin(j, "cumemalloc");
+	json_tri(j, "without_module", p->cumemalloc_module_free);
+	json_tri(j, "here", p->cumemalloc_here);
+	json_obj_end(j);
+	json_str(j, "frameworks", pinnable_frameworks);
+	json_obj_end(j);
+}
