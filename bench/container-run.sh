@@ -5,17 +5,19 @@
 #
 # usage: bench/container-run.sh OUTDIR        (from the top of the tree)
 #
-# The loader comes from Debian's libvulkan1 and libglvnd0 packages left in
+# The loader comes from Debian's libvulkan1, libglvnd0 and libegl1 packages left in
 # .gl/ (as for bench/gpu-run.sh), unpacked here into a private directory
 # and put on LD_LIBRARY_PATH, so nothing is installed and the cases are
-# independent.  Where the system already has a loader, the "absent" cases
-# hide it with a private mount (unshare -m); if that is not allowed they
-# are skipped and the summary says so.
+# independent.  Where the system already has a loader (or libEGL), the
+# cases without it hide it with a private mount (unshare -m); if that is
+# not allowed they are skipped and the summary says so.
 #
 # Cases, each kept in OUTDIR/CASE.{doctor.txt,doctor.json,consumer.txt}:
 #   absent         no loader, no libglvnd: gdr_open must fail naming the loader
 #   loader-only    libvulkan1 without libglvnd0: works, or names what is missing
-#   present        both: gdr_open uses vulkan, the consumer's bytes come back,
+#   no-egl         libvulkan1 and libglvnd0 without libegl1: the NVIDIA driver
+#                  opens libEGL.so.1 when Vulkan starts; fails naming libegl1
+#   present        all three: gdr_open uses vulkan, the consumer's bytes come back,
 #                  doctor exits 0 and says cuMemCreate memory is pinnable
 #   caps-compute   both, NVIDIA_DRIVER_CAPABILITIES=compute,utility (the
 #                  driver is mounted anyway): still works, not blamed on it
@@ -45,12 +47,13 @@ jsonq=$build/tools/tests/jsonq
 # The packages of .gl/, each unpacked into its own directory.
 vk=$build/gl
 rm -rf "$vk"
-for p in libvulkan1 libglvnd0; do
+for p in libvulkan1 libglvnd0 libegl1; do
 	deb=$(ls .gl/${p}_*.deb 2>/dev/null | head -n 1)
 	[ -n "$deb" ] && mkdir -p "$vk/$p" && dpkg -x "$deb" "$vk/$p"
 done
 libdir() { echo "$vk/$1/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"; }
 system_loader=$(ldconfig -p | awk '/libvulkan\.so\.1 / {print $NF}')
+system_egl=$(ldconfig -p | awk '/libEGL\.so\.1 / {print $NF}')
 
 {
 	date -u
@@ -85,8 +88,9 @@ expect() {
 	else failed=$((failed + 1)); echo "  FAIL: $what"; fi
 }
 
-# run CASE HIDE-LOADER LIBDIRS VAR=VALUE...: doctor and the consumer with
-# those library directories first on LD_LIBRARY_PATH and those variables.
+# run CASE HIDE LIBDIRS VAR=VALUE...: doctor and the consumer with the
+# system's libraries HIDE (files, space-separated) out of sight, those
+# library directories first on LD_LIBRARY_PATH and those variables.
 run() {
 	c=$1 hide=$2 dirs=$3
 	shift 3
@@ -97,11 +101,11 @@ run() {
 		doctor.json) cmd="$g doctor --json" ;;
 		consumer.txt) cmd=$build/consumer ;;
 		esac
-		if [ "$hide" = 1 ] && [ -n "$system_loader" ]; then
+		if [ -n "$hide" ]; then
 			# shellcheck disable=SC2016
 			env LD_LIBRARY_PATH="$dirs${LD_LIBRARY_PATH:-}" "$@" \
 				unshare -m sh -c 'for f in $1; do mount --bind /dev/null "$f" || exit 99; done; shift; exec "$@"' \
-				sh "$system_loader" $cmd >"$out/$c.$what" 2>&1
+				sh "$hide" $cmd >"$out/$c.$what" 2>&1
 		else
 			env LD_LIBRARY_PATH="$dirs${LD_LIBRARY_PATH:-}" "$@" \
 				$cmd >"$out/$c.$what" 2>&1
@@ -122,23 +126,31 @@ finding() {	# CASE INDEX: the state of module-free finding INDEX
 	"$jsonq" "$out/$1.doctor.json" ".module_free.findings[$2].state" 2>/dev/null
 }
 
-if [ -n "$system_loader" ] && ! unshare -m true 2>/dev/null; then
-	echo "== absent, loader-only: SKIPPED (the loader is installed and unshare -m is not allowed)"
-	skipped=$((skipped + 2))
+hidden="$system_loader $system_egl"
+if [ -n "${hidden# }" ] && ! unshare -m true 2>/dev/null; then
+	echo "== absent, loader-only, no-egl: SKIPPED (the loader or libEGL is installed and unshare -m is not allowed)"
+	skipped=$((skipped + 3))
 else
-	run absent 1 ""
+	run absent "${hidden# }" ""
 	expect "absent: gdr_open fails" [ "$(rc absent consumer.txt)" = 1 ]
 	expect "absent: and names the loader" says absent "libvulkan.so.1"
 	expect "absent: doctor fails the vulkan loader check" grep -q '^\[fail\] vulkan loader ' "$out/absent.doctor.txt"
 	expect "absent: doctor exits 1" [ "$(rc absent doctor.txt)" = 1 ]
 	if [ -d "$vk/libvulkan1" ]; then
-		run loader-only 1 "$(libdir libvulkan1):"
+		run loader-only "${hidden# }" "$(libdir libvulkan1):"
 		expect "loader-only: works, or names every cause" causes_named loader-only
+	fi
+	if [ -d "$vk/libvulkan1" ] && [ -d "$vk/libglvnd0" ]; then
+		run no-egl "${hidden# }" "$(libdir libvulkan1):$(libdir libglvnd0):"
+		expect "no-egl: gdr_open fails" [ "$(rc no-egl consumer.txt)" = 1 ]
+		expect "no-egl: and names libEGL.so.1 and libegl1" \
+			sh -c "grep -qF libEGL.so.1 '$out/no-egl.consumer.txt' && grep -qF 'apt-get install libegl1' '$out/no-egl.consumer.txt'"
+		expect "no-egl: doctor fails the vulkan icd library check" [ "$(finding no-egl 4)" = bad ]
 	fi
 fi
 
-if [ -d "$vk/libvulkan1" ] && [ -d "$vk/libglvnd0" ]; then
-	both="$(libdir libvulkan1):$(libdir libglvnd0):"
+if [ -d "$vk/libvulkan1" ] && [ -d "$vk/libglvnd0" ] && [ -d "$vk/libegl1" ]; then
+	both="$(libdir libvulkan1):$(libdir libglvnd0):$(libdir libegl1):"
 elif [ -n "$system_loader" ]; then
 	both=
 else
@@ -146,7 +158,7 @@ else
 	echo "$passed passed, $((failed + 1)) failed, $skipped skipped"
 	exit 1
 fi
-run present 0 "$both"
+run present "" "$both"
 expect "present: the consumer works" [ "$(rc present consumer.txt)" = 0 ]
 expect "present: with the vulkan backend" says present "backend vulkan"
 expect "present: doctor exits 0" [ "$(rc present doctor.txt)" = 0 ]
@@ -156,11 +168,11 @@ expect "present: cuMemCreate memory pinnable without a module" \
 	[ "$("$jsonq" "$out/present.doctor.json" .pinnable.cumemcreate_posix_fd.without_module)" = true ]
 expect "present: the vulkan gpu check passes" [ "$(finding present 5)" = ok ]
 
-run caps-compute 0 "$both" NVIDIA_DRIVER_CAPABILITIES=compute,utility
+run caps-compute "" "$both" NVIDIA_DRIVER_CAPABILITIES=compute,utility
 expect "caps-compute: still works" [ "$(rc caps-compute consumer.txt)" = 0 ]
 expect "caps-compute: the container is not blamed" [ "$(finding caps-compute 1)" = ok ]
 
-run icd-hidden 0 "$both" VK_DRIVER_FILES=/nonexistent/nvidia_icd.json
+run icd-hidden "" "$both" VK_DRIVER_FILES=/nonexistent/nvidia_icd.json
 expect "icd-hidden: gdr_open fails" [ "$(rc icd-hidden consumer.txt)" = 1 ]
 expect "icd-hidden: names the missing manifest and where it looked" \
 	says icd-hidden "no NVIDIA Vulkan driver manifest (nvidia_icd.json): looked in /nonexistent/nvidia_icd.json"
@@ -168,10 +180,10 @@ expect "icd-hidden: doctor fails the vulkan icd check" [ "$(finding icd-hidden 3
 
 printf '{"file_format_version": "1.0.1", "ICD": {"library_path": "libGLX_nvidia_absent.so.0", "api_version": "1.3.0"}}\n' \
 	>"$out/nvidia_icd.json"
-run icd-broken 0 "$both" VK_DRIVER_FILES="$out/nvidia_icd.json"
+run icd-broken "" "$both" VK_DRIVER_FILES="$out/nvidia_icd.json"
 expect "icd-broken: gdr_open fails" [ "$(rc icd-broken consumer.txt)" = 1 ]
 expect "icd-broken: names the library that does not load" \
-	says icd-broken "libGLX_nvidia_absent.so.0, named by $out/nvidia_icd.json, does not load"
+	says icd-broken "libGLX_nvidia_absent.so.0, named by $out/nvidia_icd.json, cannot work"
 expect "icd-broken: doctor fails the vulkan icd library check" [ "$(finding icd-broken 4)" = bad ]
 
 if [ $skipped -gt 0 ]; then

@@ -110,11 +110,20 @@ static void add_manifest(const struct diag_env *e, struct diag_report *r,
 	/* Other drivers' libraries are not ours to load. */
 	if (!icd->nvidia)
 		return;
-	if (!diag_load(e, icd->library, icd->error, sizeof(icd->error)))
-		icd->loads = DIAG_OK;
-	else
+	if (diag_load(e, icd->library, icd->error, sizeof(icd->error))) {
 		icd->loads = strstr(icd->error, "wrong ELF class") ?
 			     DIAG_UNKNOWN : DIAG_BAD;
+		return;
+	}
+	icd->loads = DIAG_OK;
+	/*
+	 * NVIDIA's libGLX_nvidia.so.0 opens libglvnd's libEGL.so.1 only when
+	 * Vulkan starts, and without it gives the loader no vkCreateInstance
+	 * ("Found no drivers"): seen with driver 580 on the H200 machine,
+	 * where libglvnd0 alone was not enough.
+	 */
+	if (diag_load(e, "libEGL.so.1", icd->error, sizeof(icd->error)))
+		icd->loads = DIAG_BAD;
 }
 
 static int by_name(const void *a, const void *b)
@@ -287,6 +296,7 @@ static void lib_fix(struct diag_report *r, const struct diag_icd *icd)
 	/* What the NVIDIA GLX/Vulkan library links and images often lack. */
 	static const struct { const char *soname, *package; } deps[] = {
 		{ "libGLdispatch.so.0", "libglvnd0 (Fedora/RHEL: libglvnd)" },
+		{ "libEGL.so.1", "libegl1 (Fedora/RHEL: libglvnd-egl)" },
 		{ "libX11.so.6", "libx11-6 (Fedora/RHEL: libX11)" },
 		{ "libXext.so.6", "libxext6 (Fedora/RHEL: libXext)" },
 	};
@@ -349,7 +359,7 @@ void diag_check_manifest_libs(struct diag_report *r)
 			 "not checked: no NVIDIA manifest names a library");
 		return;
 	}
-	diag_set(r, DIAG_ICD_LIB, DIAG_BAD, "%s, named by %s, does not load: %s",
+	diag_set(r, DIAG_ICD_LIB, DIAG_BAD, "%s, named by %s, cannot work: %s",
 		 bad->library[0] ? bad->library : "the library", bad->path,
 		 bad->error);
 	lib_fix(r, bad);

@@ -81,7 +81,7 @@ else
 	"$top/packaging/build-debs.sh" "$debs" >"$work/build.out" 2>&1 ||
 		{ cat "$work/build.out"; die "building the packages"; }
 fi
-for p in libvulkan1 libglvnd0; do
+for p in libvulkan1 libglvnd0 libegl1; do
 	expect "libgdrapi2 recommends $p" sh -c \
 		"dpkg-deb -f $debs/libgdrapi2_*.deb Recommends | grep -qw $p"
 done
@@ -195,7 +195,7 @@ finding manifest "vulkan icd" ok
 finding manifest "vulkan icd library" bad
 finding manifest container ok
 expect "manifest: names the missing library" \
-	grep -q 'libGLX_nvidia.so.0, named by /opt/nvidia/nvidia_icd.json, does not load: libGLX_nvidia.so.0: cannot open shared object file' \
+	grep -q 'libGLX_nvidia.so.0, named by /opt/nvidia/nvidia_icd.json, cannot work: libGLX_nvidia.so.0: cannot open shared object file' \
 	"$work/manifest.consumer"
 
 step "without the loader (dpkg --purge libvulkan1)"

@@ -18,7 +18,7 @@ done
 rpmspec -P "$spec" >/dev/null || fail "rpmspec -P"
 # The module-free backend's run-time needs come with a normal install.
 rec=$(rpmspec -q --qf '%{NAME}: [%{RECOMMENDNAME} ]\n' "$spec" | grep '^gdrmap:')
-for p in vulkan-loader libglvnd; do
+for p in vulkan-loader libglvnd libglvnd-egl; do
 	case " $rec " in *" $p "*) ;; *) fail "gdrmap does not recommend $p ($rec)" ;; esac
 done
 command -v rpmbuild >/dev/null || { echo "the rpm spec parses (no rpmbuild: not built)"; exit 0; }

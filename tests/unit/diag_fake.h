@@ -151,6 +151,7 @@ static inline void fake_gpu_machine(void)
 	fake_file("/sys/bus/pci/devices/0000:65:00.0/class", "0x030200\n");
 	fake_file("/lib/libvulkan.so.1", "");
 	fake_file("/lib/libGLX_nvidia.so.0", "");
+	fake_file("/lib/libEGL.so.1", "");
 	fake_manifest("/usr/share/vulkan/icd.d/nvidia_icd.json",
 		      "libGLX_nvidia.so.0");
 }

@@ -33,7 +33,7 @@ static void missing_library(void)
 	fake_unlink("/lib/libGLX_nvidia.so.0");
 	fake_run(&r, NULL);
 	CHECK(LIB->state == DIAG_BAD &&
-	      strstr(LIB->msg, "libGLX_nvidia.so.0, named by /usr/share/vulkan/icd.d/nvidia_icd.json, does not load"),
+	      strstr(LIB->msg, "libGLX_nvidia.so.0, named by /usr/share/vulkan/icd.d/nvidia_icd.json, cannot work"),
 	      "bad, naming library and manifest: %s", LIB->msg);
 	CHECK(strstr(LIB->fix, "LD_LIBRARY_PATH") != NULL,
 	      "on a host: install the driver's libraries: %s", LIB->fix);
@@ -58,6 +58,17 @@ static void missing_dependency(void)
 	CHECK(strstr(LIB->fix, "apt-get install libglvnd0") &&
 	      strstr(LIB->fix, "libglvnd)"),
 	      "the fix is libglvnd's package, graphics or not: %s", LIB->fix);
+
+	/* Loaded by the driver only when Vulkan starts (driver 580). */
+	fake_file("/lib/libGLX_nvidia.so.0", "");
+	fake_unlink("/lib/libEGL.so.1");
+	fake_run(&r, in_docker);
+	CHECK(LIB->state == DIAG_BAD && strstr(LIB->msg, "libEGL.so.1"),
+	      "libEGL.so.1 missing is a cause: %s", LIB->msg);
+	CHECK(strstr(LIB->fix, "apt-get install libegl1") &&
+	      strstr(LIB->fix, "libglvnd-egl)"),
+	      "the fix is libegl1, graphics or not: %s", LIB->fix);
+	fake_file("/lib/libEGL.so.1", "");
 
 	fake_file("/lib/libGLX_nvidia.so.0", "missing libXext.so.6");
 	fake_run(&r, NULL);
