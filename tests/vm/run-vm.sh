@@ -24,7 +24,7 @@
 #   GDRMAP_VM_SMP        guest CPUs [2]
 #   GDRMAP_VM_MODES      gdrdrv use_persistent_mapping values, one pass each [1 0]
 #   GDRMAP_VM_PROPRIETARY_MODES  the same for the proprietary flavour against
-#                        the proprietary stand-in of nvidia.ko, run last [1 0]
+#                        the proprietary stand-in of nvidia.ko, run last [1]
 #   GDRMAP_VM_ACCEL      QEMU accelerator [tcg]; kvm is faster where it exists
 #   GDRMAP_VM_GDRDRV_PARAMS  extra gdrdrv insmod parameters []
 #   GDRMAP_VM_NVSIM_PARAMS   nvsim insmod parameters [poison=1: freed GPU pages
@@ -113,7 +113,7 @@ cat >"$stage/vm/vm.conf" <<CONF
 GDRMAP_STRESS_SECS=$stress
 GDRMAP_CASE_TIMEOUT=${GDRMAP_CASE_TIMEOUT:-120}
 GDRMAP_VM_MODES="${GDRMAP_VM_MODES:-1 0}"
-GDRMAP_VM_PROPRIETARY_MODES="${GDRMAP_VM_PROPRIETARY_MODES-1 0}"
+GDRMAP_VM_PROPRIETARY_MODES="${GDRMAP_VM_PROPRIETARY_MODES-1}"
 GDRMAP_VM_NVSIM_PARAMS="${GDRMAP_VM_NVSIM_PARAMS-poison=1}"
 GDRMAP_VM_GDRDRV_PARAMS="${GDRMAP_VM_GDRDRV_PARAMS:-}"
 GDRMAP_VM_ONLY="${GDRMAP_VM_ONLY:-}"
