@@ -142,10 +142,14 @@ kl_prepare() {
 kl_prepare_locked() {
 	_c=$1 _arch=$2
 	_root=$(kl_chroot_of "$_c")
+	if [ -n "$_root" ] && [ "$(id -u)" != 0 ]; then
+		kl_say "$_c's kernels build in a chroot of $(kl_suites "$_c"), which needs root"
+		exit 77
+	fi
 	if [ -n "$_root" ]; then
 		[ -e "$_root/.ready" ] || kl_make_chroot "$_c" "$_root"
 		kl_sources "$_c" >"$_root/etc/apt/sources.list"
-		_stamp=$_root/.lists-updated
+		_stamp=$(kl_lists_stamp "$_c")
 		if [ "$_arch" != "$kl_host_arch" ] &&
 		   ! chroot "$_root" dpkg --print-foreign-architectures | grep -qx "$_arch"; then
 			chroot "$_root" dpkg --add-architecture "$_arch"
@@ -156,7 +160,7 @@ kl_prepare_locked() {
 		mkdir -p "$_d/lists/partial" "$_d/cache/archives/partial" "$_d/debs"
 		touch "$_d/status" "$_d/arches"
 		kl_sources "$_c" >"$_d/sources.list"
-		_stamp=$_d/.lists-updated
+		_stamp=$(kl_lists_stamp "$_c")
 		if ! grep -qx "$_arch" "$_d/arches"; then
 			echo "$_arch" >>"$_d/arches"
 			rm -f "$_stamp"
@@ -415,7 +419,7 @@ kl_fetch() {
 	rm -f "$_res"
 	kroot=$kl_cache/kernels/$k_arch/$kver
 	kl_locked "kernel-$k_arch-$kver" kl_unpack "$kroot" $kpkgs $kimage || exit 1
-	touch "$kroot"		# last use, for pruning
+	touch "$kroot"		# last use (kl_prune)
 	kdir=$kroot/root/usr/src/linux-headers-$kver
 	vmlinuz=
 	[ -z "$kimage" ] || vmlinuz=$kroot/root/boot/vmlinuz-$kver
@@ -428,6 +432,17 @@ kl_fetch() {
 }
 
 kl_resolve_fetch() {
+	# What was resolved since the lists were last updated still holds.
+	_memo=$kl_cache/resolved/$k_arch-$k_name-$KL_IMAGE
+	if [ "$_memo" -nt "$(kl_lists_stamp "$k_ctx")" ]; then
+		. "$_memo"
+		_kd=$kl_cache/kernels/$k_arch/$kver
+		if [ -e "$_kd/.headers" ] && { [ -z "$kimage" ] || [ -e "$_kd/.image" ]; }; then
+			# shellcheck disable=SC2086
+			kl_toolchain "$k_ctx" $ktools && cp "$_memo" "$1"
+			return
+		fi
+	fi
 	kl_resolve || {
 		kl_say "no $k_name kernel ($k_series, $k_flavour) with all its packages in $k_ctx"
 		return 1
@@ -441,8 +456,20 @@ kl_resolve_fetch() {
 	kl_download "$k_ctx" $_get || return 1
 	# shellcheck disable=SC2086
 	kl_toolchain "$k_ctx" $ktools || return 1
-	printf "kver='%s' kdebver='%s' kpkgs='%s' kimage='%s'\n" \
-		"$kver" "$kdebver" "$kpkgs" "$kimage" >"$1"
+	mkdir -p "${_memo%/*}"
+	printf "kver='%s' kdebver='%s' kpkgs='%s' kimage='%s' ktools='%s'\n" \
+		"$kver" "$kdebver" "$kpkgs" "$kimage" "$ktools" >"$_memo"
+	cp "$_memo" "$1"
+}
+
+# The file whose time says when the context's package lists were updated.
+kl_lists_stamp() {
+	_root=$(kl_chroot_of "$1")
+	if [ -n "$_root" ]; then
+		echo "$_root/.lists-updated"
+	else
+		echo "$kl_cache/apt/$1-$kl_host_arch/.lists-updated"
+	fi
 }
 
 # The CPU page size of a kernel config: 4K, 16K or 64K.
@@ -455,4 +482,17 @@ kl_page_size() {
 		fi
 	fi
 	echo "$(( (1 << _s) / 1024 ))K"
+}
+
+# Unpacked kernels unused for 30 days go, with the .debs of their version.
+kl_prune() {
+	find "$kl_cache/kernels" -mindepth 2 -maxdepth 2 -type d -mtime +30 2>/dev/null |
+	while read -r _kd; do
+		_v=${_kd##*/}
+		kl_say "removing $_v from the cache (unused for 30 days)"
+		rm -rf "$_kd"
+		for _d in "$kl_cache"/chroot/*/var/cache/gdrmap-debs "$kl_cache"/apt/*/debs; do
+			rm -f "$_d"/linux-*"${_v%-*}"*.deb
+		done
+	done
 }
