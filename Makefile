@@ -68,8 +68,10 @@ all: lib
 check:
 	@scripts/deps.sh
 	@mkdir -p $(O); rm -f $(CHECK_SUMMARY) $(KERNEL_RESULTS)
-	@status=0; for s in $(CHECK_SUITES); do \
+	@$(KERNEL_PREFETCH) \
+	status=0; for s in $(CHECK_SUITES); do \
 		$(MAKE) --no-print-directory WERROR=1 $$s || status=1; done; \
+	wait; \
 	$(if $(KERNEL_RESULTS),$(MAKE) --no-print-directory kernel-table || status=1;) \
 	echo "== summary of all suites"; \
 	awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "%d passed, %d failed, %d skipped\n", p, f, s}' \

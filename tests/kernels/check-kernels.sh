@@ -5,8 +5,11 @@
 # (kernels.conf), each where it builds: the host, or a chroot of its suite
 # with the compiler its headers name (`make test-modules` there).
 #
-# usage: check-kernels.sh [-a ARCH] [-s SUMMARY_FILE] [-r RESULTS_FILE] [NAME...]
+# usage: check-kernels.sh [-a ARCH] [-p] [-s SUMMARY_FILE] [-r RESULTS_FILE] [NAME...]
 #   NAME  kernels to build (default: every kernel of ARCH, the host's)
+#   -p    only make the chroots and fetch the kernels, with the images of
+#         those the VM boots (`make check` runs this at its start, in the
+#         background, so that the downloads overlap the other suites)
 #   -s    append "passed failed skipped" to SUMMARY_FILE (make check)
 #   -r    append one "build ..." and one "apis ..." line per kernel to
 #         RESULTS_FILE (tests/kernels/report.sh turns them into tables)
@@ -16,12 +19,13 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kl_prog=check-kernels
 . "$top/tests/kernels/lib.sh"
-usage() { kl_die "usage: $0 [-a ARCH] [-s SUMMARY_FILE] [-r RESULTS_FILE] [NAME...]"; }
+usage() { kl_die "usage: $0 [-a ARCH] [-p] [-s SUMMARY_FILE] [-r RESULTS_FILE] [NAME...]"; }
 
-arch=$kl_host_arch summary= results=
-while getopts "a:s:r:" opt; do
+arch=$kl_host_arch summary= results= prefetch=0
+while getopts "a:ps:r:" opt; do
 	case $opt in
 	a) arch=$OPTARG ;;
+	p) prefetch=1 ;;
 	s) summary=$OPTARG ;;
 	r) results=$OPTARG ;;
 	*) usage ;;
@@ -38,7 +42,6 @@ kernel_sh=$top/tests/kernels/kernel.sh
 logdir=$(kl_abs_o)/kernel
 mkdir -p "$logdir"
 
-echo "== the kernel matrix ($arch): gdrdrv and nvsim built with -Werror"
 # Chroots and package lists first, every context at once (downloads and
 # mmdebstrap overlap); then each kernel's packages, contexts in parallel.
 ctxs=$(for n in $names; do kl_kernel "$n" "$arch" && echo "$k_ctx"; done | sort -u)
@@ -46,8 +49,20 @@ t0=$(date +%s)
 # (A context that fails here fails its kernels' fetch below, with the why.)
 # shellcheck disable=SC2086
 "$kernel_sh" prepare $ctxs 2>"$logdir/prepare.log" || true
+if [ $prefetch = 1 ]; then
+	for n in $(kl_names "$arch" yes) newest; do
+		"$kernel_sh" -a "$arch" fetch -b "$n" >/dev/null &
+	done
+	for n in $(kl_names "$arch" no newest); do
+		"$kernel_sh" -a "$arch" fetch "$n" >/dev/null &
+	done
+	wait
+	echo "kernels of $arch fetched in $(($(date +%s) - t0))s"
+	exit 0
+fi
+echo "== the kernel matrix ($arch): gdrdrv and nvsim built with -Werror"
 for n in $names; do
-	{ "$kernel_sh" -a "$arch" fetch "$n"; echo "FETCHED=$?"; } \
+	{ "$kernel_sh" -a "$arch" fetch "$n" && echo FETCHED=0 || echo "FETCHED=$?"; } \
 		>"$logdir/fetch-$n.vars" 2>"$logdir/fetch-$n.log" &
 done
 wait

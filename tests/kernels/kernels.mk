@@ -18,6 +18,13 @@ KERNEL_RESULTS ?= $(abspath $(O))/kernel-results
 DKMS_KERNELS   ?= 5.10 sid
 export GDRMAP_KERNEL_RESULTS = $(KERNEL_RESULTS)
 
+# `make check` starts this first, in the background, and waits for it
+# last: the chroots and kernel packages are fetched while the other suites
+# run (the suites that need them wait on the cache's locks).  Killed with
+# make by ^C (same process group).
+KERNEL_PREFETCH = mkdir -p $(abspath $(O))/kernel; \
+	O=$(O) tests/kernels/check-kernels.sh -p >$(abspath $(O))/kernel/prefetch.log 2>&1 &
+
 CHECK_SUITES += check-kbuild check-dkms
 .PHONY: check-kbuild check-dkms check-kernels kernel-table test-modules
 

@@ -355,7 +355,7 @@ kl_toolchain() {
 		kl_in_chroot "$_root" apt-get install -y -q --no-install-recommends \
 			-o Dpkg::Options::=--force-unsafe-io $_missing
 	elif [ "$(id -u)" = 0 ]; then
-		apt-get install -y -q --no-install-recommends $_missing
+		apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $_missing
 	else
 		kl_die "missing on this host:$_missing (sudo apt-get install$_missing)"
 	fi >"$kl_cache/locks/ctx-$_c.log" 2>&1 || {
