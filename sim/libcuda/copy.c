@@ -125,13 +125,20 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 	return host_dev_copy(src, dst, n, false);
 }
 
+/* Device to device, on one GPU or from one to another. */
+static CUresult dev_copy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	struct nvsim_copy c = { .dst = dst, .src = src, .size = n };
+	int err = nvsim_ioctl(NVSIM_IOC_COPY, &c);
+
+	return err ? errno_to_cu(err) : CUDA_SUCCESS;
+}
+
 /* Unified addressing: either side may be host or device memory. */
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
-	struct nvsim_copy c = { .dst = dst, .src = src, .size = n };
 	bool ddev, sdev;
 	CUresult ret;
-	int err;
 
 	pthread_mutex_lock(&shim_lock);
 	ret = need_ctx(NULL);
@@ -146,8 +153,7 @@ CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 	if ((!ddev && dev_space(dst)) || (!sdev && dev_space(src)))
 		goto out;
 	if (ddev && sdev) {
-		err = nvsim_ioctl(NVSIM_IOC_COPY, &c);
-		ret = err ? errno_to_cu(err) : CUDA_SUCCESS;
+		ret = dev_copy(dst, src, n);
 	} else if (ddev) {
 		ret = dev_rw(dst, (void *)(uintptr_t)src, n, true);
 	} else if (sdev) {
@@ -163,20 +169,13 @@ out:
 
 CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
-	struct nvsim_copy c = { .dst = dst, .src = src, .size = n };
 	CUresult ret;
-	int err;
 
 	pthread_mutex_lock(&shim_lock);
 	ret = need_ctx(NULL);
-	if (ret || !n)
-		goto out;
-	ret = CUDA_ERROR_INVALID_VALUE;
-	if (!dev_range(dst, n) || !dev_range(src, n))
-		goto out;
-	err = nvsim_ioctl(NVSIM_IOC_COPY, &c);
-	ret = err ? errno_to_cu(err) : CUDA_SUCCESS;
-out:
+	if (!ret && n)
+		ret = dev_range(dst, n) && dev_range(src, n) ?
+		      dev_copy(dst, src, n) : CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_unlock(&shim_lock);
 	return ret;
 }

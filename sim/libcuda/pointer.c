@@ -21,6 +21,26 @@ struct ptr_info {
 	bool managed;
 };
 
+/* What this process's record of the memory says. */
+static void from_rec(struct ptr_info *pi, struct rec *r, int type)
+{
+	pi->type = type;
+	pi->ctx = r->ctx;
+	pi->dev = r->dev;
+	pi->start = r->ptr;
+	pi->size = r->size;
+	pi->buffer_id = r->buffer_id;
+	pi->rec = r;
+}
+
+/* What nvsim says about the mapping: tokens and allocation flags. */
+static void from_query(struct ptr_info *pi, const struct nvsim_query *q)
+{
+	pi->p2p_token = q->p2p_token;
+	pi->va_space = q->va_space;
+	pi->user_flags = q->user_flags;
+}
+
 static bool ptr_lookup(uint64_t p, struct ptr_info *pi)
 {
 	struct nvsim_query q;
@@ -29,39 +49,19 @@ static bool ptr_lookup(uint64_t p, struct ptr_info *pi)
 	memset(pi, 0, sizeof(*pi));
 	r = rec_find(REC_DEVICE, p, 1);
 	if (r && nvsim_query_va(p, &q)) {
-		pi->type = CU_MEMORYTYPE_DEVICE;
-		pi->ctx = r->ctx;
-		pi->dev = r->dev;
-		pi->start = r->ptr;
-		pi->size = r->size;
-		pi->buffer_id = r->buffer_id;
-		pi->p2p_token = q.p2p_token;
-		pi->va_space = q.va_space;
-		pi->user_flags = q.user_flags;
-		pi->rec = r;
+		from_rec(pi, r, CU_MEMORYTYPE_DEVICE);
+		from_query(pi, &q);
 		return true;
 	}
 	r = rec_find(REC_MANAGED, p, 1);
 	if (r) {
-		pi->type = CU_MEMORYTYPE_DEVICE;
+		from_rec(pi, r, CU_MEMORYTYPE_DEVICE);
 		pi->managed = true;
-		pi->ctx = r->ctx;
-		pi->dev = r->dev;
-		pi->start = r->ptr;
-		pi->size = r->size;
-		pi->buffer_id = r->buffer_id;
-		pi->rec = r;
 		return true;
 	}
 	r = rec_find(REC_HOST, p, 1);
 	if (r) {
-		pi->type = CU_MEMORYTYPE_HOST;
-		pi->ctx = r->ctx;
-		pi->dev = r->dev;
-		pi->start = r->ptr;
-		pi->size = r->size;
-		pi->buffer_id = r->buffer_id;
-		pi->rec = r;
+		from_rec(pi, r, CU_MEMORYTYPE_HOST);
 		return true;
 	}
 	if (nvsim_query_va(p, &q) && !(q.user_flags & UF_CUMEMALLOC)) {
@@ -76,9 +76,7 @@ static bool ptr_lookup(uint64_t p, struct ptr_info *pi)
 			pi->size = r->size;
 		}
 		pi->buffer_id = q.buffer_id;
-		pi->p2p_token = q.p2p_token;
-		pi->va_space = q.va_space;
-		pi->user_flags = q.user_flags;
+		from_query(pi, &q);
 		return true;
 	}
 	return false;
