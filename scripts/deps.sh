@@ -13,7 +13,8 @@ set -u
 # system the container test installs them into; the kernel headers gdrdrv is
 # built against (Debian 12's 6.1 and 6.12; the VM tests fetch their own);
 # the Python package's tests (python3, venv + pip + setuptools to install
-# it offline, NumPy buffers) and its Debian packaging (dh-python, pybuild).
+# it offline, NumPy buffers) and its Debian packaging (dh-python, pybuild);
+# mmdebstrap also makes the chroots of the kernel matrix's other suites.
 pkgs="make gcc g++ clang binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 	qemu-system-x86 busybox-static cpio gzip kmod apt dpkg libc-bin
 	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox
