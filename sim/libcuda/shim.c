@@ -159,6 +159,14 @@ static void rec_unlink(struct rec *x)
 	}
 }
 
+/* The CPU's page size: 4 KiB on x86, 4, 16 or 64 KiB on arm64. */
+static uint64_t host_page(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	return page > 0 ? (uint64_t)page : 4096;
+}
+
 /* Reserve size bytes of address space aligned to align (a power of 2). */
 static uint64_t reserve_va(uint64_t size, uint64_t align)
 {
@@ -788,7 +796,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
 /* CPU memory recorded as kind (cuMemAllocHost, cuMemAllocManaged). */
 static CUresult alloc_cpu_mem(void **pp, size_t bytesize, enum rec_kind kind)
 {
-	uint64_t len, va;
+	uint64_t len, va, page = host_page();
 	CUcontext ctx;
 	struct rec *r;
 	CUresult ret;
@@ -798,7 +806,7 @@ static CUresult alloc_cpu_mem(void **pp, size_t bytesize, enum rec_kind kind)
 	if (ret)
 		goto out;
 	ret = CUDA_ERROR_OUT_OF_MEMORY;
-	len = ((uint64_t)bytesize + 4095) & ~4095ULL;
+	len = ((uint64_t)bytesize + page - 1) & ~(page - 1);
 	if (len < bytesize)
 		goto out;
 	r = calloc(1, sizeof(*r));
@@ -1590,7 +1598,7 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
 				       unsigned long long flags)
 {
 	struct nvsim_export_dmabuf e = { .va = dptr, .size = size };
-	long page = sysconf(_SC_PAGESIZE);
+	uint64_t page = host_page();
 	int err;
 
 	if (!handle || !dptr || !size ||
@@ -1603,7 +1611,7 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
 	/* Forcing the PCIe mapping type is refused, as on an x86 H200. */
 	if (flags & CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if (page <= 0 || dptr % (unsigned long)page || size % (unsigned long)page)
+	if (dptr % page || size % page)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&shim_lock);
 	err = nvsim_ioctl(NVSIM_IOC_EXPORT_DMABUF, &e);
