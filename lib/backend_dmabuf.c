@@ -82,7 +82,7 @@ static void probe(void)
 		probe_err = ENOTSUP;
 		goto free;
 	}
-	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, PROBE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		int e = errno;
 
@@ -92,7 +92,7 @@ static void probe(void)
 			 e == ENOTSUPP_KERNEL ? ", errno 524" : "");
 		probe_err = ENOTSUP;
 	} else {
-		munmap(p, 4096);
+		munmap(p, PROBE_SIZE);
 		probe_err = 0;
 	}
 	close(fd);

@@ -6,13 +6,15 @@
 set -u
 
 # compilers (gcc, clang, the arm64 cross compiler and qemu-user to run
-# its tests); the VM tests (QEMU,
-# busybox, what Debian's prebuilt kbuild tools and the 6.12 BTF step
-# need); the Vulkan header the ABI test compares with; plots; building
-# and checking the packages and man pages; the kernel headers gdrdrv is
-# built against (Debian 12's 6.1 and 6.12; the VM tests fetch their own).
+# its tests); the VM tests (QEMU for x86-64 and arm64, busybox, what
+# Debian's prebuilt kbuild tools and the 6.12 BTF step need; the arm64
+# guest's busybox is Debian's arm64 .deb, fetched by tests/vm, never
+# installed); the Vulkan header the ABI test compares with; plots;
+# building and checking the packages and man pages; the kernel headers
+# gdrdrv is built against (Debian 12's 6.1 and 6.12; the VM tests fetch
+# their own).
 pkgs="make gcc g++ clang binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-	qemu-system-x86 busybox-static cpio gzip kmod apt dpkg libc-bin
+	qemu-system-x86 qemu-system-arm busybox-static cpio gzip kmod apt dpkg libc-bin
 	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox
 	debhelper dkms pkgconf man-db groff-base rpm
 	linux-headers-amd64 linux-headers-6.12-amd64"
