@@ -10,6 +10,10 @@
  *    put_pages on a table whose callback ran returns 0;
  *  - persistent pins hold the memory until put_pages_persistent, even
  *    when it is freed meanwhile; they have no callback.
+ *
+ * A virtual address names one mapping, and so one memory object on one
+ * GPU: that GPU's BAR pages, UUID and counters are the pin's.  Freeing
+ * memory fires only the callbacks of pins on that memory.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -62,6 +66,7 @@ static struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space,
 static void nvsim_pin_free(struct nvsim_pin *pin)
 {
 	struct nvsim_dma_map *dm, *tmp;
+	struct nvsim_counters *c;
 
 	lockdep_assert_held(&nvsim_lock);
 	list_for_each_entry_safe(dm, tmp, &pin->dma_maps, node) {
@@ -70,14 +75,16 @@ static void nvsim_pin_free(struct nvsim_pin *pin)
 		kfree(dm);
 	}
 	list_del(&pin->node);
+	/* Counted first: the mem's last reference may take the GPU along. */
+	c = &pin->gpu->count;
+	c->outstanding_pins--;
+	c->pinned_pages -= pin->pt.entries;
 	if (pin->persistent) {
-		nvsim_count.persistent_pins--;
+		c->persistent_pins--;
 		nvsim_mem_put(pin->mem);
 	} else {
 		list_del(&pin->map_node);
 	}
-	nvsim_count.outstanding_pins--;
-	nvsim_count.pinned_pages -= pin->pt.entries;
 	kvfree(pin->pt.pages);
 	kvfree(pin->page_structs);
 	kfree(pin);
@@ -87,6 +94,7 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 		     bool persistent, void (*free_callback)(void *data),
 		     void *data, struct nvidia_p2p_page_table **page_table)
 {
+	struct nvsim_counters *c;
 	struct nvsim_mapping *map;
 	struct nvsim_pin *pin;
 	struct nvsim_mem *mem;
@@ -137,10 +145,11 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	pin->pt.flags = 0;
 	pin->va = va;
 	pin->persistent = persistent;
+	c = &mem->gpu->count;
 	if (persistent) {
 		pin->mem = mem;
 		mem->refs++;
-		nvsim_count.persistent_pins++;
+		c->persistent_pins++;
 	} else {
 		pin->map = map;
 		pin->free_callback = free_callback;
@@ -148,9 +157,9 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 		list_add_tail(&pin->map_node, &map->pins);
 	}
 	list_add_tail(&pin->node, &nvsim_pins);
-	nvsim_count.outstanding_pins++;
-	nvsim_count.pinned_pages += n;
-	nvsim_count.get_pages_calls++;
+	c->outstanding_pins++;
+	c->pinned_pages += n;
+	c->get_pages_calls++;
 	mutex_unlock(&nvsim_lock);
 
 	*page_table = &pin->pt;
@@ -173,7 +182,7 @@ void nvsim_fire_callbacks(struct nvsim_mapping *map)
 	lockdep_assert_held(&nvsim_lock);
 	list_for_each_entry_safe(pin, tmp, &map->pins, map_node) {
 		pin->free_callback(pin->data);
-		nvsim_count.callbacks_fired++;
+		pin->gpu->count.callbacks_fired++;
 		nvsim_pin_free(pin);
 	}
 }
@@ -234,7 +243,7 @@ static int nvsim_unpin(uint64_t virtual_address,
 		   pin->va != virtual_address) {
 		ret = -EINVAL;
 	} else {
-		nvsim_count.put_pages_calls++;
+		pin->gpu->count.put_pages_calls++;
 		nvsim_pin_free(pin);
 	}
 	mutex_unlock(&nvsim_lock);

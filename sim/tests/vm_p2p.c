@@ -4,7 +4,9 @@
  * (inside the VM; skipped unless /proc/driver/nvsim_selftest exists):
  * argument checks, non-persistent pins invalidated by cuMemFree and by
  * process exit (put_pages then answers 0), persistent pins keeping their
- * pages valid and unused after cuMemFree until put_pages_persistent.
+ * pages valid and unused after cuMemFree until put_pages_persistent; with
+ * several GPUs, an address resolving to its own GPU (UUID, BAR pages) and
+ * freeing one GPU's memory leaving another's pin alone.
  */
 #include <sys/wait.h>
 
@@ -28,19 +30,87 @@ struct st_state {
 	int pinned, persistent, callbacks, put_rc;
 	unsigned int entries;
 	unsigned long long peek;
+	char uuid[33];
+	unsigned long long phys;
 };
 
 static struct st_state st_read(void)
 {
-	struct st_state s = { -1, -1, -1, -1, 0, 0 };
+	struct st_state s = { -1, -1, -1, -1, 0, 0, "", 0 };
 	FILE *f = fopen(ST, "r");
 
 	REQUIRE(f, "open %s", ST);
-	CHECK(fscanf(f, "pinned %d persistent %d callbacks %d put_rc %d entries %u peek %llx",
+	CHECK(fscanf(f, "pinned %d persistent %d callbacks %d put_rc %d entries %u peek %llx uuid %32s phys %llx",
 		     &s.pinned, &s.persistent, &s.callbacks, &s.put_rc,
-		     &s.entries, &s.peek) == 6, "parse %s", ST);
+		     &s.entries, &s.peek, s.uuid, &s.phys) == 8, "parse %s", ST);
 	fclose(f);
 	return s;
+}
+
+/*
+ * Device 1's memory pinned from a thread whose context is device 0's: the
+ * page table is device 1's (UUID, BAR pages, data), and freeing device 0's
+ * memory fires no callback of it; freeing its own does, counted on it.
+ */
+static void second_gpu(CUcontext c0)
+{
+	uint64_t word = 0x0102030405060708ULL;
+	struct nvsim_info info = { .device = 1 };
+	CUcontext c1 = gpu_primary(1);
+	CUdeviceptr d0, d1;
+	struct st_state s;
+	char want[33];
+	CUuuid u;
+	long cb0, cb1;
+	int fd, i;
+
+	fd = open(NVSIM_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	REQUIRE(fd >= 0 && ioctl(fd, NVSIM_IOC_INFO, &info) == 0,
+		"INFO of device 1: %s", strerror(errno));
+	close(fd);
+	CU_OK(cuDeviceGetUuid(&u, 1));
+	for (i = 0; i < 16; i++)
+		snprintf(want + 2 * i, 3, "%02x", (unsigned char)u.bytes[i]);
+
+	CU_OK(cuCtxSetCurrent(c1));
+	CU_OK(cuMemAlloc(&d1, 2 * SIM_PAGE));
+	CU_OK(cuMemcpyHtoD(d1, &word, sizeof(word)));
+	CU_OK(cuCtxSetCurrent(c0));
+	CU_OK(cuMemAlloc(&d0, 2 * SIM_PAGE));
+
+	cb0 = sim_gpu_count(0, "callbacks_fired");
+	cb1 = sim_gpu_count(1, "callbacks_fired");
+	CHECK(st_cmd("pin %llx %llx", d1, 2 * SIM_PAGE) == 0, "pin on device 1");
+	s = st_read();
+	CHECK(!strcmp(s.uuid, want), "device 1's pin has UUID %s, want %s",
+	      s.uuid, want);
+	CHECK(s.phys >= info.bar_phys &&
+	      s.phys - info.bar_phys < info.bar_size,
+	      "device 1's pin at %#llx, outside its BAR %#llx+%#llx", s.phys,
+	      (unsigned long long)info.bar_phys,
+	      (unsigned long long)info.bar_size);
+	CHECK(s.peek == word, "device 1's pin reads %#llx", s.peek);
+	CHECK(sim_gpu_count(1, "outstanding_pins") == 1 &&
+	      sim_gpu_count(0, "outstanding_pins") == 0,
+	      "pins counted on device 0 (%ld) / 1 (%ld)",
+	      sim_gpu_count(0, "outstanding_pins"),
+	      sim_gpu_count(1, "outstanding_pins"));
+
+	CU_OK(cuMemFree(d0));
+	s = st_read();
+	CHECK(s.pinned == 1 && s.peek == word &&
+	      sim_gpu_count(1, "callbacks_fired") == cb1 &&
+	      sim_gpu_count(0, "callbacks_fired") == cb0,
+	      "freeing device 0's memory touched device 1's pin");
+	CU_OK(cuMemFree(d1));	/* any context may free it */
+	CHECK(sim_gpu_count(1, "callbacks_fired") == cb1 + 1 &&
+	      sim_gpu_count(0, "callbacks_fired") == cb0,
+	      "device 1's free: callbacks %ld/%ld, were %ld/%ld",
+	      sim_gpu_count(0, "callbacks_fired"),
+	      sim_gpu_count(1, "callbacks_fired"), cb0, cb1);
+	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin");
+	CHECK(st_read().put_rc == 0, "put_pages after device 1's callback");
+	CU_OK(cuDevicePrimaryCtxRelease(1));
 }
 
 /* The child of the exit case: pin, then exit without freeing. */
@@ -61,6 +131,7 @@ int main(int argc, char **argv)
 	CUdeviceptr d, big[64];
 	uint64_t word = 0x1122334455667788ULL, got;
 	size_t n, i;
+	CUcontext ctx;
 	int status;
 	pid_t pid;
 
@@ -70,7 +141,9 @@ int main(int argc, char **argv)
 		SKIP("nvsim_selftest.ko is not loaded");
 		return test_done();
 	}
-	sim_cuda_init();
+	ctx = sim_cuda_init();
+	if (gpu_count() > 1)
+		second_gpu(ctx);
 
 	/* Argument checks and good round trips, in the kernel. */
 	CU_OK(cuMemAlloc(&d, len));

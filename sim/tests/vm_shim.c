@@ -10,36 +10,65 @@
 
 #include "vm_sim.h"
 
-static void check_device(void)
+/* Device queries of one device. */
+static void check_one_device(int d)
 {
 	char name[128], bus[32];
 	CUuuid u1, u2;
-	int v, n;
+	int v;
 	size_t total;
 
-	CU_OK(cuDeviceGetCount(&n));
-	CHECK(n == 1, "%d devices", n);
-	CU_OK(cuDeviceGetName(name, sizeof(name), 0));
+	CU_OK(cuDeviceGetName(name, sizeof(name), d));
 	CHECK(strstr(name, "simulated") && strstr(name, "not real hardware"),
 	      "name '%s'", name);
-	CU_IS(cuDeviceGetName(name, sizeof(name), 1), CUDA_ERROR_INVALID_DEVICE);
-	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, 0));
+	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, d));
 	CHECK(v == 1, "RDMA %d", v);
-	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 0));
+	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, d));
 	CHECK(v == 1, "UVA %d", v);
-	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0));
+	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, d));
 	CHECK(v == 0, "dma-buf %d", v);
-	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0));
+	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, d));
 	CHECK(v == 1, "VMM %d", v);
-	CU_IS(cuDeviceGetAttribute(&v, -1, 0), CUDA_ERROR_INVALID_VALUE);
-	CU_IS(cuDeviceGetAttribute(NULL, 1, 0), CUDA_ERROR_INVALID_VALUE);
-	CU_OK(cuDeviceGetUuid(&u1, 0));
-	CU_OK(cuDeviceGetUuid_v2(&u2, 0));
+	CU_IS(cuDeviceGetAttribute(&v, -1, d), CUDA_ERROR_INVALID_VALUE);
+	CU_IS(cuDeviceGetAttribute(NULL, 1, d), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cuDeviceGetUuid(&u1, d));
+	CU_OK(cuDeviceGetUuid_v2(&u2, d));
 	CHECK(!memcmp(&u1, &u2, sizeof(u1)), "uuids differ");
-	CU_OK(cuDeviceTotalMem(&total, 0));
+	CU_OK(cuDeviceTotalMem(&total, d));
 	CHECK(total >= SIM_MIB && !(total % SIM_PAGE), "total %zu", total);
-	CU_OK(cuDeviceGetPCIBusId(bus, sizeof(bus), 0));
+	CHECK(sim_gpu_count(d, "used_pages") >= 0,
+	      "no /proc/driver/nvsim/gpu%d", d);
+	CU_OK(cuDeviceGetPCIBusId(bus, sizeof(bus), d));
 	CHECK(strlen(bus) == 16 && bus[8] == ':', "bus id '%s'", bus);
+}
+
+/* Every device, each with its own UUID and PCI address. */
+static void check_device(void)
+{
+	char bus0[32], bus[32], name[64];
+	CUuuid u0, u;
+	CUdevice dev;
+	int n, d;
+
+	CU_OK(cuDeviceGetCount(&n));
+	CHECK(n >= 1 && n <= NVSIM_MAX_DEVICES, "%d devices", n);
+	for (d = 0; d < n; d++) {
+		CU_OK(cuDeviceGet(&dev, d));
+		CHECK(dev == d, "cuDeviceGet(%d) gives %d", d, dev);
+		check_one_device(d);
+	}
+	CU_IS(cuDeviceGet(&dev, n), CUDA_ERROR_INVALID_DEVICE);
+	CU_IS(cuDeviceGet(&dev, -1), CUDA_ERROR_INVALID_DEVICE);
+	CU_IS(cuDeviceGetName(name, sizeof(name), n), CUDA_ERROR_INVALID_DEVICE);
+	CU_IS(cuDeviceGetUuid(&u, n), CUDA_ERROR_INVALID_DEVICE);
+	CU_OK(cuDeviceGetUuid(&u0, 0));
+	CU_OK(cuDeviceGetPCIBusId(bus0, sizeof(bus0), 0));
+	for (d = 1; d < n; d++) {
+		CU_OK(cuDeviceGetUuid(&u, d));
+		CHECK(memcmp(&u, &u0, sizeof(u)), "devices 0 and %d: one UUID", d);
+		CU_OK(cuDeviceGetPCIBusId(bus, sizeof(bus), d));
+		CHECK(strcmp(bus, bus0), "devices 0 and %d: one bus id %s", d, bus);
+	}
 }
 
 static void check_alloc_placement(void)
@@ -343,10 +372,15 @@ static void check_contexts(CUcontext primary)
 	CU_OK(cuCtxSetCurrent(primary));
 }
 
+/*
+ * Exhaust device 0: out of memory there, while another device's memory
+ * is its own and still there to allocate.
+ */
 static void check_out_of_memory(void)
 {
-	long used0 = sim_count("used_pages");
-	CUdeviceptr d[4096];
+	long used0 = sim_gpu_count(0, "used_pages");
+	CUdeviceptr d[4096], other;
+	CUcontext c0, c1;
 	size_t total, n = 0, chunk = 4 * SIM_MIB;
 	CUresult r = CUDA_SUCCESS;
 
@@ -361,10 +395,21 @@ static void check_out_of_memory(void)
 	CHECK(n * chunk <= total - used0 * SIM_PAGE &&
 	      (n + 1) * chunk > total - used0 * SIM_PAGE,
 	      "%zu chunks of %zu in %zu", n, chunk, total);
+	if (gpu_count() > 1) {
+		CU_OK(cuCtxGetCurrent(&c0));
+		c1 = gpu_primary(1);
+		CU_OK(cuCtxSetCurrent(c1));
+		CU_OK(cuMemAlloc(&other, chunk));
+		CHECK(sim_gpu_count(1, "used_pages") >= (long)(chunk / SIM_PAGE),
+		      "device 1 used_pages %ld", sim_gpu_count(1, "used_pages"));
+		CU_OK(cuMemFree(other));
+		CU_OK(cuCtxSetCurrent(c0));
+		CU_OK(cuDevicePrimaryCtxRelease(1));
+	}
 	while (n)
 		CU_OK(cuMemFree(d[--n]));
-	CHECK(sim_count("used_pages") == used0, "used_pages %ld, was %ld",
-	      sim_count("used_pages"), used0);
+	CHECK(sim_gpu_count(0, "used_pages") == used0, "used_pages %ld, was %ld",
+	      sim_gpu_count(0, "used_pages"), used0);
 }
 
 /* A process that exits with memory allocated leaves nothing behind. */

@@ -22,31 +22,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cuda_defs.h"
-#include "check.h"
+#include "cuda_test.h"
 #include "uapi/gdrdrv_ioctl.h"
 
 #define KiB (1024UL)
 #define MiB (1024UL * 1024)
 #define GPU_PAGE (64 * KiB)
-
-/* CHECK, and give up on a case when it fails: nothing after it would
- * mean anything.  cond is evaluated once. */
-#define REQUIRE(cond, ...)						\
-	do {								\
-		unsigned long require_failed_ = check_failed;		\
-									\
-		CHECK(cond, __VA_ARGS__);				\
-		if (check_failed != require_failed_)			\
-			exit(test_done());				\
-	} while (0)
-
-#define CU_OK(call)							\
-	do {								\
-		CUresult cu_ok_rc_ = (call);				\
-		REQUIRE(cu_ok_rc_ == CUDA_SUCCESS, "%s: CUresult %d",	\
-			#call, cu_ok_rc_);				\
-	} while (0)
 
 /* Make the simulated GPU's primary context current in this thread. */
 static inline void vm_cuda_init(void)
@@ -237,6 +218,15 @@ static inline long nvsim_count(const char *name)
 	char path[128];
 
 	snprintf(path, sizeof(path), "/proc/driver/nvsim/%s", name);
+	return read_count(path);
+}
+
+/* One of nvsim's counters for simulated GPU dev alone, or -1. */
+static inline long nvsim_gpu_count(int dev, const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/proc/driver/nvsim/gpu%d/%s", dev, name);
 	return read_count(path);
 }
 
