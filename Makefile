@@ -53,6 +53,7 @@ include tests/consumer/consumer.mk
 include tests/gpu/gpu.mk
 include bench/bench.mk
 -include kernel/kernel.mk
+-include tests/kernels/kernels.mk
 -include sim/sim.mk
 -include tools/tools.mk
 -include tests/vm/vm.mk
@@ -63,11 +64,13 @@ all: lib
 # `make check`: every suite that needs no GPU.  Each suite appends its
 # counts to $(CHECK_SUMMARY); the last line totals them.
 # Warnings are errors in every build `make check` makes.
+# The kernel matrix's results become README.md's kernel table.
 check:
 	@scripts/deps.sh
-	@mkdir -p $(O); rm -f $(CHECK_SUMMARY)
+	@mkdir -p $(O); rm -f $(CHECK_SUMMARY) $(KERNEL_RESULTS)
 	@status=0; for s in $(CHECK_SUITES); do \
 		$(MAKE) --no-print-directory WERROR=1 $$s || status=1; done; \
+	$(if $(KERNEL_RESULTS),$(MAKE) --no-print-directory kernel-table || status=1;) \
 	echo "== summary of all suites"; \
 	awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "%d passed, %d failed, %d skipped\n", p, f, s}' \
 		$(CHECK_SUMMARY); exit $$status

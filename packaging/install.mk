@@ -81,13 +81,15 @@ install-kmod-config: $(O)/packaging/60-gdrdrv.rules
 # The DKMS source tree: gdrdrv's sources, the in-tree nv-p2p.h, the
 # build-only stub and a Makefile that finds the NVIDIA driver's source.
 install-dkms-src: $(O)/packaging/dkms.conf
-	install -d $(DKMS_DEST)/gdrdrv $(DKMS_DEST)/nvidia $(DKMS_DEST)/nvidia-stub \
+	install -d $(DKMS_DEST)/gdrdrv/conftest $(DKMS_DEST)/nvidia $(DKMS_DEST)/nvidia-stub \
 		$(DKMS_DEST)/uapi
 	install -m 0644 $(O)/packaging/dkms.conf $(DKMS_DEST)/dkms.conf
 	install -m 0644 packaging/dkms/Makefile $(DKMS_DEST)/Makefile
 	install -m 0755 packaging/dkms/find-nvidia-src.sh packaging/dkms/dkms-setup.sh \
-		$(DKMS_DEST)/
+		kernel/check-imports.sh $(DKMS_DEST)/
 	install -m 0644 $(GDRDRV_SRCS) $(DKMS_DEST)/gdrdrv/
+	chmod 0755 $(DKMS_DEST)/gdrdrv/conftest.sh
+	install -m 0644 $(GDRDRV_CONFTESTS) $(DKMS_DEST)/gdrdrv/conftest/
 	install -m 0644 $(NVSTUB_SRCS) $(DKMS_DEST)/nvidia-stub/
 	install -m 0644 kernel/nvidia/nv-p2p.h $(DKMS_DEST)/nvidia/
 	install -m 0644 include/uapi/gdrdrv_ioctl.h $(DKMS_DEST)/uapi/

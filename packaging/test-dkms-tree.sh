@@ -4,7 +4,8 @@
 # headers, with nv-p2p.h from:
 #   1. an NVIDIA open-module source found by itself under the source root
 #      (NVIDIA_SRC_ROOT stands in for /usr/src): opensource flavour;
-#   2. a proprietary NVIDIA source named by NVIDIA_SRC: proprietary flavour.
+#   2. a proprietary NVIDIA source named by NVIDIA_SRC: proprietary flavour,
+#      its imports checked for GPL-only kernel exports.
 # (The in-tree nv-p2p.h is what test-packages.sh's DKMS builds use.)
 # The stand-in sources hold gdrmap's own nv-p2p.h and one licence line.
 # Exit 0 pass, 1 fail, 77 skip (no kernel headers).
@@ -48,4 +49,6 @@ grep -q "nv-p2p.h from $w/usr-src/nvidia-999.1/nvidia" "$w/found-open.log" ||
 	fail "found-open: the newest source under the root was not used"
 nvsrc "$w/proprietary" "NVIDIA"
 build named-proprietary proprietary NVIDIA_SRC="$w/proprietary"
+grep -q "none of them GPL-only" "$w/named-proprietary.log" ||
+	fail "named-proprietary: the module's imports were not checked for GPL-only exports"
 echo "the DKMS tree builds for $kver against found and named NVIDIA sources"

@@ -12,11 +12,12 @@ set -u
 # installed); the Vulkan header the ABI test compares with; plots;
 # building and checking the packages and man pages; the kernel headers
 # gdrdrv is built against (Debian 12's 6.1 and 6.12; the VM tests fetch
-# their own).
+# their own); mmdebstrap for the chroots of the kernel matrix's other
+# suites.
 pkgs="make gcc g++ clang binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 	qemu-system-x86 qemu-system-arm busybox-static cpio gzip kmod apt dpkg libc-bin
 	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox
-	debhelper dkms pkgconf man-db groff-base rpm
+	debhelper dkms pkgconf man-db groff-base rpm mmdebstrap
 	linux-headers-amd64 linux-headers-6.12-amd64"
 
 missing=

@@ -1,5 +1,8 @@
 # sim/: gdrmap's simulated GPU (see sim/README.md).
 #   make sim-modules [KDIR=...]  nvsim.ko, built in $(O)/sim/<kernelrelease>/nvsim
+#        [NVSIM_STANDIN=1]       the proprietary stand-in of nvidia.ko instead
+#                                (nvsim.ko + nvsim_prop.ko), in .../nvsim-standin
+#        [NVSIM_WERROR=1]        warnings are errors
 #   make sim-shim                $(O)/sim/libcuda/libcuda.so.1 (+ libcuda.so)
 #   make check-sim               host sanity tests (no VM, no GPU)
 
@@ -14,20 +17,26 @@ KDIR ?= $(SIM_KDIR_DEFAULT)
 # (Debian: 6.1.192 for 6.1.0-56-amd64, 6.12.111+deb12-amd64 for 6.12).
 NVSIM_KVER      = $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
 # Where nvsim.ko and its Module.symvers (KBUILD_EXTRA_SYMBOLS for gdrdrv) go.
-NVSIM_BUILD_DIR = $(abspath $(O))/sim/$(NVSIM_KVER)/nvsim
+NVSIM_STANDIN  ?= 0
+NVSIM_WERROR   ?= 0
+NVSIM_BUILD_DIR = $(abspath $(O))/sim/$(NVSIM_KVER)/nvsim$(if $(filter 1,$(NVSIM_STANDIN)),-standin)
 NVSIM_SYMVERS   = $(NVSIM_BUILD_DIR)/Module.symvers
 NVSIM_KO        = $(NVSIM_BUILD_DIR)/nvsim.ko
 NVSIM_SRCS      = $(wildcard sim/nvsim/*.c sim/nvsim/*.h) sim/nvsim/Kbuild \
-		  kernel/nvidia/nv-p2p.h
+		  kernel/nvidia/nv-p2p.h kernel/conftest.sh kernel/conftest.mk
 
 .PHONY: sim-modules sim-shim check-sim sim-clean
-# O= and CC= given to us are user-space settings: keep them from kbuild.
+# kbuild as kernel/kernel.mk calls it (KBUILD_MAKE): none of our make's
+# command-line variables (O=, CC=) reach it.
 sim-modules:
 	@test -n "$(NVSIM_KVER)" || \
 		{ echo "sim: no kernel headers at KDIR='$(KDIR)'" >&2; exit 1; }
-	@mkdir -p $(NVSIM_BUILD_DIR)
+	@rm -rf $(NVSIM_BUILD_DIR)/conftest
+	@mkdir -p $(NVSIM_BUILD_DIR)/conftest
 	cp -p $(NVSIM_SRCS) $(NVSIM_BUILD_DIR)/
-	$(MAKE) -C $(KDIR) M=$(NVSIM_BUILD_DIR) O= modules
+	cp -p $(wildcard sim/nvsim/conftest/*.c) $(NVSIM_BUILD_DIR)/conftest/
+	$(KBUILD_MAKE) M=$(NVSIM_BUILD_DIR) NVSIM_STANDIN=$(NVSIM_STANDIN) \
+		NVSIM_WERROR=$(NVSIM_WERROR) modules
 	@echo "sim: built $(NVSIM_KO)"
 
 # The libcuda shim: user space, the project's flags, cu* symbols only.

@@ -93,9 +93,10 @@ series=${GDRMAP_VM_SERIES:-6.1}
 kvars=$(tests/vm/fetch-kernel.sh "$series" "${GDRMAP_VM_CACHE:-$HOME/.cache/gdrmap-vm}") ||
 	die "could not get the $series kernel for the VM"
 eval "$kvars"
+export KNAME KARCH KDIR KCC
 work=$out/vm
 mkdir -p "$work"
-O=$O tests/vm/build.sh "$KDIR" "$work" >"$out/vm-build.log" 2>&1 ||
+O=$O tests/vm/build.sh "$work" >"$out/vm-build.log" 2>&1 ||
 	{ tail -20 "$out/vm-build.log"; die "building the VM's modules failed"; }
 
 stage=$work/initramfs

@@ -1,57 +1,78 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * Differences between the kernel versions gdrdrv builds for (6.1 .. 6.12
- * and later), and the stand-ins for GPL-only kernel exports that the
- * proprietary flavour may not use.  Every such test of the module lives
- * here.
+ * Differences between the kernels gdrdrv builds for (4.18 to the newest),
+ * and the stand-ins for GPL-only kernel exports that the proprietary
+ * flavour may not use.  Every such choice of the module is made here.
+ *
+ * Kernel APIs are chosen by what compiles, not by version number:
+ * distribution kernels backport APIs without changing it.  conftest.h is
+ * written at build time by kernel/conftest.sh from the tests in conftest/
+ * (one file per API, named after its GDRDRV_HAVE_ macro); the table in
+ * README.md says which kernels have what.
  */
 #ifndef _GDRDRV_COMPAT_H
 #define _GDRDRV_COMPAT_H
 
-#include <linux/device.h>
-#include <linux/mm.h>
-#include <linux/version.h>
+#include "conftest.h"
 
-/* 6.4 dropped the owner argument of class_create(). */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#ifndef GDRDRV_HAVE_XARRAY
+#error "gdrdrv needs the XArray (<linux/xarray.h>: Linux 4.20, or a kernel that backports it)"
+#endif
+
+#include <linux/device.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#ifdef GDRDRV_HAVE_LINUX_MATH_H
+#include <linux/math.h>
+#endif
+
+#ifdef GDRDRV_HAVE_CLASS_CREATE_NAME_ONLY
 #define gdrdrv_class_create(name)	class_create(name)
 #else
 #define gdrdrv_class_create(name)	class_create(THIS_MODULE, name)
 #endif
 
-/* 6.2 made the device of class.devnode() const. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#ifdef GDRDRV_HAVE_DEVNODE_CONST_DEV
 #define GDRDRV_DEVNODE_CONST	const
 #else
 #define GDRDRV_DEVNODE_CONST
 #endif
 
-/* 6.3 made vma->vm_flags read-only behind accessors. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-static inline void gdrdrv_vm_flags_set(struct vm_area_struct *vma,
-				       vm_flags_t flags)
+/*
+ * Sets and clears VMA flags in ->mmap.  The kernel links the new VMA into
+ * the mm only after ->mmap returns, so nobody else can see it yet and it
+ * needs no VMA lock: vm_flags_init() is the kernel's helper for exactly
+ * that.  (vm_flags_set() would take the per-VMA lock, on kernels after
+ * 6.12 through __vma_start_write(), a GPL-only export that the proprietary
+ * flavour may not use.)  Before 6.3, vm_flags was writable.
+ */
+static inline void gdrdrv_vm_flags_mod(struct vm_area_struct *vma,
+				       vm_flags_t set, vm_flags_t clear)
 {
-	vm_flags_set(vma, flags);
-}
-
-static inline void gdrdrv_vm_flags_clear(struct vm_area_struct *vma,
-					 vm_flags_t flags)
-{
-	vm_flags_clear(vma, flags);
-}
+#ifdef GDRDRV_HAVE_VM_FLAGS_INIT
+	vm_flags_init(vma, (vma->vm_flags | set) & ~clear);
 #else
-static inline void gdrdrv_vm_flags_set(struct vm_area_struct *vma,
-				       vm_flags_t flags)
-{
-	vma->vm_flags |= flags;
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
+#endif
 }
 
-static inline void gdrdrv_vm_flags_clear(struct vm_area_struct *vma,
-					 vm_flags_t flags)
+/* Before 4.20, vm_insert_pfn_prot() returned an errno. */
+static inline vm_fault_t gdrdrv_insert_pfn_prot(struct vm_area_struct *vma,
+						unsigned long addr,
+						unsigned long pfn, pgprot_t prot)
 {
-	vma->vm_flags &= ~flags;
-}
+#ifdef GDRDRV_HAVE_VMF_INSERT_PFN_PROT
+	return vmf_insert_pfn_prot(vma, addr, pfn, prot);
+#else
+	int err = vm_insert_pfn_prot(vma, addr, pfn, prot);
+
+	if (err == -ENOMEM)
+		return VM_FAULT_OOM;
+	if (err && err != -EBUSY)
+		return VM_FAULT_SIGBUS;
+	return VM_FAULT_NOPAGE;
 #endif
+}
 
 /*
  * Device memory is never mapped encrypted; pgprot_decrypted() on x86 goes

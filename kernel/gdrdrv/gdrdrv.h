@@ -25,6 +25,9 @@
 #ifndef _GDRDRV_H
 #define _GDRDRV_H
 
+/* First: it says which kernel headers there are. */
+#include "compat.h"
+
 #include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/fs.h>
@@ -35,7 +38,6 @@
 #include <linux/types.h>
 #include <linux/xarray.h>
 
-#include "compat.h"
 #include "gdrdrv_ioctl.h"
 #include "nv-p2p.h"
 

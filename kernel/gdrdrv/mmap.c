@@ -304,7 +304,7 @@ static vm_fault_t gdrdrv_insert_vma(struct gdrdrv_region *r,
 			return VM_FAULT_SIGBUS;
 		phys = pt->pages[off >> GDRDRV_GPU_PAGE_SHIFT]->physical_address +
 		       (off & (GDRDRV_GPU_PAGE_SIZE - 1));
-		ret = vmf_insert_pfn_prot(vma, addr, PHYS_PFN(phys), prot);
+		ret = gdrdrv_insert_pfn_prot(vma, addr, PHYS_PFN(phys), prot);
 		if (ret != VM_FAULT_NOPAGE)
 			return ret;
 	}
@@ -417,9 +417,8 @@ int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma)
 		goto unlock_region;
 	}
 
-	gdrdrv_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP |
-			    VM_IO | VM_PFNMAP);
-	gdrdrv_vm_flags_clear(vma, VM_MAYEXEC);
+	gdrdrv_vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP |
+			    VM_IO | VM_PFNMAP, VM_MAYEXEC);
 	vma->vm_page_prot = gdrdrv_pgprot(vma->vm_page_prot, type);
 	/* The pages are inserted by the first fault. */
 	if (type == GDRDRV_MAPPING_TYPE_WC) {

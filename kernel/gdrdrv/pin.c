@@ -21,7 +21,6 @@
 
 #include <linux/kernel.h>
 #include <linux/lockdep.h>
-#include <linux/math.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>

@@ -24,6 +24,7 @@
 #include <linux/slab.h>
 
 #include "nvsim.h"
+#include "nvsim_compat.h"
 
 static struct nvsim_pin *nvsim_find_pin(struct nvidia_p2p_page_table *pt)
 {
@@ -207,7 +208,7 @@ int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
 	return nvsim_pin(p2p_token, va_space, virtual_address, length, false,
 			 free_callback, data, page_table);
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages);
+EXPORT_SYMBOL_NVSIM_P2P(nvidia_p2p_get_pages);
 
 int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
 				    struct nvidia_p2p_page_table **page_table,
@@ -221,7 +222,7 @@ int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
 	return nvsim_pin(0, 0, virtual_address, length, true, NULL, NULL,
 			 page_table);
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages_persistent);
+EXPORT_SYMBOL_NVSIM_P2P(nvidia_p2p_get_pages_persistent);
 
 static int nvsim_unpin(uint64_t virtual_address,
 		       struct nvidia_p2p_page_table *page_table,
@@ -256,7 +257,7 @@ int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space,
 {
 	return nvsim_unpin(virtual_address, page_table, false);
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages);
+EXPORT_SYMBOL_NVSIM_P2P(nvidia_p2p_put_pages);
 
 int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
 				    struct nvidia_p2p_page_table *page_table,
@@ -266,14 +267,14 @@ int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
 		return -EINVAL;
 	return nvsim_unpin(virtual_address, page_table, true);
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages_persistent);
+EXPORT_SYMBOL_NVSIM_P2P(nvidia_p2p_put_pages_persistent);
 
 int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
 {
 	/* The table is freed by put_pages or after the callback. */
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_free_page_table);
+EXPORT_SYMBOL_NVSIM_P2P(nvidia_p2p_free_page_table);
 
 int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 			     struct nvidia_p2p_page_table *page_table,
@@ -324,7 +325,7 @@ err_unlock:
 	kfree(dm);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_dma_map_pages);
+EXPORT_SYMBOL_NVSIM_P2P(nvidia_p2p_dma_map_pages);
 
 int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
 			       struct nvidia_p2p_page_table *page_table,
@@ -353,10 +354,10 @@ int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
 	/* Already torn down (callback ran) is not an error. */
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_dma_unmap_pages);
+EXPORT_SYMBOL_NVSIM_P2P(nvidia_p2p_dma_unmap_pages);
 
 int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping)
 {
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_free_dma_mapping);
+EXPORT_SYMBOL_NVSIM_P2P(nvidia_p2p_free_dma_mapping);

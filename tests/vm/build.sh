@@ -1,40 +1,62 @@
 #!/bin/sh
 # Build what the VM runs, for one kernel: nvsim.ko and gdrdrv.ko against
-# KDIR (gdrdrv resolving nvidia_p2p_* against nvsim's symbol CRCs), the
-# libcuda shim, libgdrapi and the test cases; collect them in WORK/out.
+# KDIR (gdrdrv resolving nvidia_p2p_* against nvsim's symbol CRCs); the
+# proprietary stand-in of nvidia.ko (nvsim built for it + nvsim_prop.ko)
+# and gdrdrv's proprietary flavour against it; the libcuda shim, libgdrapi
+# and the test cases; collect them in WORK/out (the stand-in's three
+# modules in WORK/out/proprietary).
 #
-# usage: build.sh KDIR WORK          (O and MAKE from the environment)
+# usage: build.sh WORK    with tests/kernels/kernel.sh fetch's KNAME, KARCH,
+#                         KDIR and KCC in the environment (O and MAKE too)
+# The modules build where the kernel's do (kernel.sh run: a chroot of its
+# suite, or the host); everything else on the host.
 set -eu
 
 die() { echo "vm build: $*" >&2; exit 1; }
 
-[ $# = 2 ] || die "usage: $0 KDIR WORK"
-kdir=$1 work=$2
+[ $# = 1 ] || die "usage: $0 WORK"
+work=$1
+top=$(cd "$(dirname "$0")/../.." && pwd)
 O=${O:-build}
+export O	# kernel.sh mounts it in chroots
 MAKE=${MAKE:-make}
-krel=$(cat "$kdir/include/config/kernel.release") ||
-	die "$kdir is not a configured kernel tree"
+: "${KNAME:?} ${KARCH:?} ${KDIR:?} ${KCC:?}"
+krel=$(cat "$KDIR/include/config/kernel.release") ||
+	die "$KDIR is not a configured kernel tree"
 
-$MAKE --no-print-directory sim-modules KDIR="$kdir" ||
-	die "make sim-modules KDIR=$kdir failed"
-symvers=$O/sim/$krel/nvsim/Module.symvers
-[ -f "$symvers" ] || die "sim-modules made no $symvers"
-$MAKE --no-print-directory modules KDIR="$kdir" \
-	KBUILD_EXTRA_SYMBOLS="$(cd "$(dirname "$symvers")" && pwd)/Module.symvers" ||
-	die "make modules KDIR=$kdir failed"
+# make in the tree, where this kernel's modules build.
+kmake() {
+	"$top/tests/kernels/kernel.sh" -a "$KARCH" run "$KNAME" \
+		$MAKE --no-print-directory O="$O" CC="$KCC" KDIR="$KDIR" "$@"
+}
+ko_of() {	# gdrdrv.ko's path for make variables $@
+	$MAKE --no-print-directory -s print-gdrdrv-ko O="$O" KDIR="$KDIR" "$@"
+}
+
+sim=$O/sim/$krel
+kmake sim-modules || die "make sim-modules KDIR=$KDIR failed"
+kmake sim-modules NVSIM_STANDIN=1 || die "make sim-modules NVSIM_STANDIN=1 KDIR=$KDIR failed"
+for d in nvsim nvsim-standin; do
+	[ -f "$sim/$d/Module.symvers" ] || die "sim-modules made no $sim/$d/Module.symvers"
+done
+symvers=$(cd "$sim" && pwd)
+kmake modules KBUILD_EXTRA_SYMBOLS="$symvers/nvsim/Module.symvers" ||
+	die "make modules KDIR=$KDIR failed"
+kmake modules GDRDRV_NV_FLAVOR=proprietary \
+	KBUILD_EXTRA_SYMBOLS="$symvers/nvsim-standin/Module.symvers" ||
+	die "make modules GDRDRV_NV_FLAVOR=proprietary KDIR=$KDIR failed"
 $MAKE --no-print-directory vm-cases || die "make vm-cases failed"
 
 rm -rf "$work/out"
-mkdir -p "$work/out/lib" "$work/out/cases" "$work/out/sim" "$work/out/tools"
-cp "$O/sim/$krel/nvsim/nvsim.ko" "$work/out/"
+mkdir -p "$work/out/lib" "$work/out/cases" "$work/out/sim" "$work/out/tools" \
+	"$work/out/proprietary"
+cp "$sim/nvsim/nvsim.ko" "$(ko_of)" "$work/out/"
 # nvsim's test client, for the simulator's own p2p test (optional).
-if [ -f "$O/sim/$krel/nvsim/nvsim_selftest.ko" ]; then
-	cp "$O/sim/$krel/nvsim/nvsim_selftest.ko" "$work/out/"
+if [ -f "$sim/nvsim/nvsim_selftest.ko" ]; then
+	cp "$sim/nvsim/nvsim_selftest.ko" "$work/out/"
 fi
-# kernel.mk names its output directory after the headers package.
-gdrdrv=$O/kernel/${kdir##*/linux-headers-}/gdrdrv/gdrdrv.ko
-[ -f "$gdrdrv" ] || die "make modules made no $gdrdrv"
-cp "$gdrdrv" "$work/out/"
+cp "$sim/nvsim-standin/nvsim.ko" "$sim/nvsim-standin/nvsim_prop.ko" \
+	"$(ko_of GDRDRV_NV_FLAVOR=proprietary)" "$work/out/proprietary/"
 
 manifest=$($MAKE --no-print-directory -s vm-manifest) ||
 	die "make vm-manifest failed"

@@ -4,11 +4,15 @@
 # died, hung or timed out) or for any WARNING/BUG/Oops/leak anywhere in the
 # guest's kernel log.
 #
-# usage: judge.sh SERIAL_LOG SUMMARY_FILE|"" QEMU_STATUS KVER SECONDS
+# usage: judge.sh SERIAL_LOG SUMMARY_FILE|"" QEMU_STATUS KVER SECONDS \
+#                 [RESULT_PREFIX RESULTS_FILE]
+# With the last two, "RESULT_PREFIX passed failed skipped" is appended to
+# RESULTS_FILE (the kernel matrix's results, tests/kernels/report.sh).
 set -eu
 
-[ $# = 5 ] || { echo "usage: $0 LOG SUMMARY QEMU_STATUS KVER SECONDS" >&2; exit 2; }
-log=$1 summary=$2 qrc=$3 kver=$4 secs=$5
+[ $# = 5 ] || [ $# = 7 ] ||
+	{ echo "usage: $0 LOG SUMMARY QEMU_STATUS KVER SECONDS [PREFIX RESULTS]" >&2; exit 2; }
+log=$1 summary=$2 qrc=$3 kver=$4 secs=$5 prefix=${6:-} results=${7:-}
 # Keep in step with tests/run-tests.sh.
 klog_bad='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|kmemleak|leak|Call Trace:|refcount_t:|INFO: task .* blocked'
 
@@ -41,5 +45,6 @@ if [ -n "$bad" ]; then
 fi
 
 [ -n "$summary" ] && echo "$pass $fail $skip" >>"$summary"
+[ -n "$results" ] && echo "$prefix $pass $fail $skip" >>"$results"
 echo "== VM $kver: $pass passed, $fail failed, $skip skipped (${secs}s; log $log)"
 [ $fail = 0 ]

@@ -1,22 +1,30 @@
 #!/bin/sh
-# Test the kernel half of gdrmap in a QEMU VM (TCG, no KVM needed) running a
-# Debian 12 kernel: build nvsim.ko and gdrdrv.ko for that kernel, pack them
-# with the test cases into an initramfs, boot, and judge the serial log.
+# Test the kernel half of gdrmap in a QEMU VM (TCG, no KVM needed) running
+# a Debian kernel of the matrix (tests/kernels/kernels.conf): build nvsim.ko
+# and gdrdrv.ko for that kernel (in a chroot of its suite where the host
+# cannot), pack them with the test cases into an initramfs, boot, and judge
+# the serial log.
 #
-# usage: run-vm.sh [-s SUMMARY_FILE] [-c CACHE_DIR] SERIES    (6.1 or 6.12)
+# usage: run-vm.sh [-s SUMMARY_FILE] [-c CACHE_DIR] [-a ARCH] KERNEL
+#   KERNEL  a kernel name of kernels.conf (5.10, 6.1, 6.12, ...) or newest
+#   -a  its architecture [the host's]
 #   -s  append "passed failed skipped" to SUMMARY_FILE (for make check)
-#   -c  where kernel packages are kept (default $GDRMAP_VM_CACHE, else
-#       $HOME/.cache/gdrmap-vm)
+#   -c  where kernel packages and chroots are kept (default $GDRMAP_VM_CACHE,
+#       else $HOME/.cache/gdrmap-vm)
 # Environment (defaults in brackets):
 #   O                    build directory of the tree [build]
+#   GDRMAP_KERNEL_RESULTS  append the run's result line to this file (the
+#                        README's kernel table, tests/kernels/report.sh) []
 #   GDRMAP_STRESS_SECS   duration of the multi-threaded stress case [10]
-#   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [420]
+#   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [600]
 #   GDRMAP_VM_MEM        guest RAM [1G]
 #   GDRMAP_VM_GPUS       simulated GPUs, one ivshmem-plain device each [2]
 #   GDRMAP_VM_GPUMEM     memory of each simulated GPU (its ivshmem BAR);
 #                        host memory, not guest RAM [256M]
 #   GDRMAP_VM_SMP        guest CPUs [2]
 #   GDRMAP_VM_MODES      gdrdrv use_persistent_mapping values, one pass each [1 0]
+#   GDRMAP_VM_PROPRIETARY_MODES  the same for the proprietary flavour against
+#                        the proprietary stand-in of nvidia.ko, run last [1 0]
 #   GDRMAP_VM_ACCEL      QEMU accelerator [tcg]; kvm is faster where it exists
 #   GDRMAP_VM_GDRDRV_PARAMS  extra gdrdrv insmod parameters []
 #   GDRMAP_VM_NVSIM_PARAMS   nvsim insmod parameters [poison=1: freed GPU pages
@@ -30,49 +38,66 @@
 set -eu
 
 die() { echo "run-vm: $*" >&2; exit 1; }
+usage="usage: $0 [-s SUMMARY_FILE] [-c CACHE_DIR] [-a ARCH] KERNEL"
 
-summary= cache=${GDRMAP_VM_CACHE:-${HOME:-/tmp}/.cache/gdrmap-vm}
-while getopts "s:c:" opt; do
+summary= arch=
+cache=${GDRMAP_VM_CACHE:-${HOME:-/tmp}/.cache/gdrmap-vm}
+while getopts "s:c:a:" opt; do
 	case $opt in
 	s) summary=$OPTARG ;;
 	c) cache=$OPTARG ;;
-	*) die "usage: $0 [-s SUMMARY_FILE] [-c CACHE_DIR] SERIES" ;;
+	a) arch=$OPTARG ;;
+	*) die "$usage" ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || die "usage: $0 [-s SUMMARY_FILE] [-c CACHE_DIR] SERIES"
-series=$1
+[ $# = 1 ] || die "$usage"
+kernel=$1
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 vmdir=$top/tests/vm
 cd "$top"
 O=${O:-build}
 MAKE=${MAKE:-make}
+export O MAKE
 stress=${GDRMAP_STRESS_SECS:-10}
-vm_timeout=${GDRMAP_VM_TIMEOUT:-420}
+vm_timeout=${GDRMAP_VM_TIMEOUT:-600}
+arch=${arch:-$(dpkg --print-architecture)}
+results=${GDRMAP_KERNEL_RESULTS:-}
 gpus=${GDRMAP_VM_GPUS:-2}
 case $gpus in
 [1-9] | 1[0-6]) ;;
 *) die "GDRMAP_VM_GPUS=$gpus: give 1 to 16 simulated GPUs" ;;
 esac
-qemu=qemu-system-x86_64
-command -v $qemu >/dev/null || die "$qemu not found: apt-get install qemu-system-x86"
+
+# The QEMU of each architecture: the command, its machine and console.
+case $arch in
+amd64)
+	qemu=qemu-system-x86_64 qemu_pkg=qemu-system-x86
+	qemu_machine="-machine q35,accel=${GDRMAP_VM_ACCEL:-tcg} -cpu max"
+	console=ttyS0 ;;
+*) die "no VM for $arch kernels yet" ;;
+esac
+command -v $qemu >/dev/null || die "$qemu not found: apt-get install $qemu_pkg"
 
 # A failure before the VM's own verdict still counts as one failed test.
 fail_early() {
 	[ -n "$summary" ] && echo "0 1 0" >>"$summary"
+	[ -n "$results" ] &&
+		echo "vm $kernel $arch ${KPAGE:--} ${KVER:--} 0 1 0" >>"$results"
 	die "$*"
 }
 
 # (eval of a failed command substitution would succeed: keep them apart.)
-kvars=$("$vmdir/fetch-kernel.sh" "$series" "$cache") ||
-	fail_early "could not get the $series kernel"
+kvars=$("$vmdir/fetch-kernel.sh" -a "$arch" "$kernel" "$cache") ||
+	fail_early "could not get the $kernel kernel for $arch"
 eval "$kvars"
+export KNAME KARCH KDIR KCC
 work=$(mkdir -p "$O/vm/$KVER" && cd "$O/vm/$KVER" && pwd)
 log=$work/serial.log
 
-echo "== VM test on Linux $KVER (log: $log)"
-"$vmdir/build.sh" "$KDIR" "$work" || fail_early "build for $KVER failed"
+echo "== VM test on Linux $KVER ($KNAME, $KARCH, $KPAGE pages; log: $log)"
+"$vmdir/build.sh" "$work" || fail_early "build for $KVER failed"
 
 stage=$work/initramfs
 rm -rf "$stage"
@@ -82,17 +107,19 @@ cp "$top/tests/run-tests.sh" "$stage/vm/run-tests.sh"
 cp -R "$vmdir/steps" "$work/out/cases" "$work/out/sim" "$work/out/tools" \
 	"$stage/vm/"
 cp "$work"/out/*.ko "$stage/lib/gdrmap/"
+cp -R "$work/out/proprietary" "$stage/lib/gdrmap/"
 cp -R "$work/out/lib" "$stage/usr/lib/gdrmap"
-cat >"$stage/vm/vm.conf" <<EOF
+cat >"$stage/vm/vm.conf" <<CONF
 GDRMAP_STRESS_SECS=$stress
 GDRMAP_CASE_TIMEOUT=${GDRMAP_CASE_TIMEOUT:-120}
 GDRMAP_VM_MODES="${GDRMAP_VM_MODES:-1 0}"
+GDRMAP_VM_PROPRIETARY_MODES="${GDRMAP_VM_PROPRIETARY_MODES-1 0}"
 GDRMAP_VM_NVSIM_PARAMS="${GDRMAP_VM_NVSIM_PARAMS-poison=1}"
 GDRMAP_VM_GDRDRV_PARAMS="${GDRMAP_VM_GDRDRV_PARAMS:-}"
 GDRMAP_VM_ONLY="${GDRMAP_VM_ONLY:-}"
 GDRMAP_VM_GPUS=$gpus
 VERBOSE="${VERBOSE:-}"
-EOF
+CONF
 "$vmdir/mkinitramfs.sh" "$stage" "$work/initramfs.cpio.gz" ||
 	fail_early "initramfs failed"
 
@@ -112,16 +139,17 @@ start=$(date +%s)
 # poisoning, page poisoning, KFENCE (6.12); init adds the hung task check.
 kdebug="slub_debug=FZPU page_poison=1 kfence.sample_interval=10"
 set +e
-timeout -k 10 "$vm_timeout" $qemu \
-	-machine q35,accel="${GDRMAP_VM_ACCEL:-tcg}" -cpu max \
+# shellcheck disable=SC2086
+timeout -k 10 "$vm_timeout" $qemu $qemu_machine \
 	-smp "${GDRMAP_VM_SMP:-2}" -m "${GDRMAP_VM_MEM:-1G}" \
 	-nographic -no-reboot -nodefaults -serial stdio -monitor none \
 	-kernel "$VMLINUZ" -initrd "$work/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 quiet log_buf_len=4M printk.devkmsg=on $kdebug" \
+	-append "console=$console panic=-1 quiet log_buf_len=4M printk.devkmsg=on $kdebug" \
 	$gpuargs \
 	</dev/null >"$log" 2>&1
 qrc=$?
 set -e
 secs=$(( $(date +%s) - start ))
 
-"$vmdir/judge.sh" "$log" "$summary" "$qrc" "$KVER" "$secs"
+"$vmdir/judge.sh" "$log" "$summary" "$qrc" "$KVER" "$secs" \
+	${results:+"vm $KNAME $KARCH $KPAGE $KVER" "$results"}

@@ -1,8 +1,12 @@
 # The VM tests: every tests/vm/cases/*.c is one test program, run inside a
 # QEMU VM (tests/vm/run-vm.sh) against gdrdrv.ko and the simulated GPU.
-# `make check` runs them on Debian 12's 6.1 and 6.12 kernels.
+# `make check` runs them on the kernels of tests/kernels/kernels.conf marked
+# for the VM (Debian 11's 5.10, Debian 12's 6.1 and 6.12) and on the newest
+# of those marked "newest" (trixie-backports', sid's).
 
-VM_SERIES    := 6.1 6.12
+VM_ARCH      := $(shell dpkg --print-architecture 2>/dev/null)
+VM_KERNELS   := $(shell awk -v a=$(VM_ARCH) '$$1 == "kernel" && $$3 == a && $$7 == "yes" \
+	{ print $$2 }' tests/kernels/kernels.conf) newest
 VM_CASE_SRCS := $(wildcard tests/vm/cases/*.c)
 VM_CASE_BINS := $(patsubst tests/vm/cases/%.c,$(O)/tests/vm/cases/%,$(VM_CASE_SRCS))
 VM_CASE_CFLAGS = $(ALL_CFLAGS) -Itests/common -Itests/vm/cases -pthread
@@ -25,7 +29,7 @@ VM_SIM_TESTS   = $(SIM_VMTEST_BINS)
 VM_TOOLS       = $(if $(GDRMAP_BIN),$(GDRMAP_BIN) $(JSONQ_BIN) tools/tests/lib.sh)
 VM_TOOLS_TESTS = $(if $(GDRMAP_BIN),$(filter %/test_doctor.sh %/test_measure.sh,$(TOOLS_TESTS)))
 
-.PHONY: vm-cases vm-manifest check-vm $(addprefix check-vm-,$(VM_SERIES))
+.PHONY: vm-cases vm-manifest check-vm $(addprefix check-vm-,$(VM_KERNELS))
 vm-cases: $(VM_CASE_BINS) $(VM_SIM_TESTS) $(VM_TOOLS)
 
 # For build.sh: "KIND PATH" lines, everything user space the VM gets.
@@ -36,16 +40,17 @@ vm-manifest:
 	@for f in $(wildcard $(O)/lib/libgdrapi.so* $(O)/sim/libcuda/libcuda.so*); do \
 		echo "lib $$f"; done
 
-# One VM run per kernel series; each appends its counts to $(CHECK_SUMMARY).
-$(addprefix check-vm-,$(VM_SERIES)): check-vm-%:
+# One VM run per kernel; each appends its counts to $(CHECK_SUMMARY) (and
+# its result line to $(GDRMAP_KERNEL_RESULTS), tests/kernels/kernels.mk).
+$(addprefix check-vm-,$(VM_KERNELS)): check-vm-%:
 	O=$(O) tests/vm/run-vm.sh -s $(CHECK_SUMMARY) $*
 
-# Both kernels, even when the first fails.
+# Every kernel, even when one fails.
 check-vm:
-	@status=0; for s in $(VM_SERIES); do \
+	@status=0; for s in $(VM_KERNELS); do \
 		$(MAKE) --no-print-directory check-vm-$$s || status=1; done; \
 	exit $$status
 
-CHECK_SUITES += $(addprefix check-vm-,$(VM_SERIES))
+CHECK_SUITES += $(addprefix check-vm-,$(VM_KERNELS))
 
 -include $(patsubst tests/vm/cases/%.c,$(O)/tests/vm/dep/%.d,$(VM_CASE_SRCS))

@@ -2,6 +2,11 @@
 # checks, print the closing line, exit 0 pass / 1 fail.
 passed=0 failed=0
 
+# The modules of this pass (init sets the proprietary stand-in's directory
+# and flavour for its pass).
+kodir=${GDRMAP_VM_KODIR:-/lib/gdrmap}
+flavor=${GDRMAP_VM_FLAVOR:-opensource}
+
 check() {
 	# check DESCRIPTION COMMAND...: the command's status is the verdict.
 	desc=$1; shift

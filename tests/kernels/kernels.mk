@@ -1,0 +1,37 @@
+# The kernel matrix (tests/kernels/README.md, kernels.conf): gdrdrv and
+# nvsim built for every Debian kernel of it, the DKMS package installed in
+# chroots, the VM suite booted on some (tests/vm/vm.mk).
+#
+#   make check-kbuild     build gdrdrv (both flavours) and nvsim with -Werror
+#                         against each kernel, where it builds (host or chroot)
+#   make check-dkms       gdrmap-dkms builds and installs its module in the
+#                         chroots of DKMS_KERNELS
+#   make check-kernels    all of the matrix alone: those two and the VM suites
+#   make kernel-table     rewrite README.md's kernel table and
+#                         kernel/gdrdrv/README.md's API table from the last run
+#
+# Each suite appends its result lines to $(KERNEL_RESULTS), which `make
+# check` empties first and turns into the tables last.
+
+KERNEL_RESULTS ?= $(abspath $(O))/kernel-results
+DKMS_KERNELS   ?= 5.10 sid
+export GDRMAP_KERNEL_RESULTS = $(KERNEL_RESULTS)
+
+CHECK_SUITES += check-kbuild check-dkms
+.PHONY: check-kbuild check-dkms check-kernels kernel-table
+
+check-kbuild:
+	@O=$(O) tests/kernels/check-kernels.sh -s $(CHECK_SUMMARY) -r $(KERNEL_RESULTS)
+
+check-dkms:
+	@O=$(O) tests/kernels/check-dkms.sh -s $(CHECK_SUMMARY) $(DKMS_KERNELS)
+
+check-kernels:
+	@mkdir -p $(O); rm -f $(CHECK_SUMMARY)
+	@status=0; for s in check-kbuild check-dkms $(addprefix check-vm-,$(VM_KERNELS)); do \
+		$(MAKE) --no-print-directory $$s || status=1; done; \
+	awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "%d passed, %d failed, %d skipped\n", p, f, s}' \
+		$(CHECK_SUMMARY); exit $$status
+
+kernel-table:
+	tests/kernels/report.sh -u $(KERNEL_RESULTS) README.md kernel/gdrdrv/README.md
