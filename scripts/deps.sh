@@ -15,7 +15,7 @@ set -u
 # their own); mmdebstrap for the chroots of the kernel matrix's other
 # suites.
 pkgs="make gcc g++ clang binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-	qemu-system-x86 qemu-system-arm busybox-static cpio gzip kmod apt dpkg libc-bin
+	qemu-system-x86 qemu-system-arm busybox-static cpio gzip kmod apt dpkg dpkg-dev libc-bin
 	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox
 	debhelper dkms pkgconf man-db groff-base rpm mmdebstrap
 	linux-headers-amd64 linux-headers-6.12-amd64"
