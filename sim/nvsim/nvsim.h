@@ -4,9 +4,10 @@
  *
  * Locking: one global mutex, nvsim_lock, protects every object below (the
  * GPU table, each GPU's page allocator and counters, contexts, handles,
- * mappings, memory objects and pins).  It plays the role of NVIDIA's RM API lock: free
- * callbacks run with it held, so a put_pages racing with a callback waits
- * for it.  Reference counts are plain integers changed under the lock.
+ * mappings, memory objects and pins).  It plays the role of NVIDIA's RM
+ * API lock: free callbacks run with it held, so a put_pages racing with a
+ * callback waits for it.  Reference counts are plain integers changed
+ * under the lock.
  */
 #ifndef _NVSIM_H
 #define _NVSIM_H

@@ -277,7 +277,7 @@ static void nvsim_snapshot_add(struct nvsim_snapshot *s,
 	s->total_pages += gpu->npages;
 }
 
-/* Called with nvsim_lock held. */
+/* The counters of gpu, or the sums over every GPU when gpu is NULL. */
 static void nvsim_snapshot_locked(const struct nvsim_dev *gpu,
 				  struct nvsim_snapshot *s)
 {

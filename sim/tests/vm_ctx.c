@@ -119,7 +119,7 @@ static void setup_device(int d)
 	CUdevice dev = -1;
 	CUdeviceptr p;
 	int ord = -1;
-	long allocs = sim_gpu_count(d, "allocations");
+	long allocs = nvsim_gpu_count(d, "allocations");
 
 	CU_OK(cuCtxSetCurrent(prim));
 	CU_OK(cuCtxGetDevice(&dev));
@@ -127,9 +127,9 @@ static void setup_device(int d)
 	CU_OK(cuMemAlloc(&p, SIZE));
 	mems[nmem++] = (struct mem){ "", p, d, false, prim };
 	snprintf(mems[nmem - 1].name, 32, "legacy@%d", d);
-	CHECK(sim_gpu_count(d, "allocations") == allocs + 1,
+	CHECK(nvsim_gpu_count(d, "allocations") == allocs + 1,
 	      "cuMemAlloc under device %d's context: allocations %ld, was %ld",
-	      d, sim_gpu_count(d, "allocations"), allocs);
+	      d, nvsim_gpu_count(d, "allocations"), allocs);
 
 	/* cuMemCreate: on the location asked for, whatever is current. */
 	CU_OK(cuCtxSetCurrent(prim0));
@@ -208,13 +208,13 @@ static void check_release_frees(int n)
 
 	if (n < 2)
 		return;
-	a0 = sim_gpu_count(0, "allocations");
-	a1 = sim_gpu_count(1, "allocations");
+	a0 = nvsim_gpu_count(0, "allocations");
+	a1 = nvsim_gpu_count(1, "allocations");
 	CU_OK(cuDevicePrimaryCtxRelease(1));	/* setup_device's retain */
-	CHECK(sim_gpu_count(1, "allocations") == a1 - 1 &&
-	      sim_gpu_count(0, "allocations") == a0,
+	CHECK(nvsim_gpu_count(1, "allocations") == a1 - 1 &&
+	      nvsim_gpu_count(0, "allocations") == a0,
 	      "after device 1's primary release: allocations %ld/%ld, were %ld/%ld",
-	      sim_gpu_count(0, "allocations"), sim_gpu_count(1, "allocations"),
+	      nvsim_gpu_count(0, "allocations"), nvsim_gpu_count(1, "allocations"),
 	      a0, a1);
 	CU_IS(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 				    mems[3].p), CUDA_ERROR_INVALID_VALUE);

@@ -38,8 +38,8 @@ int main(void)
 	}
 	REQUIRE(buf, "malloc");
 	sim_cuda_init();
-	used0 = sim_count("used_pages");
-	dmabufs0 = sim_count("dmabufs");
+	used0 = nvsim_count("used_pages");
+	dmabufs0 = nvsim_count("dmabufs");
 	CU_OK(cuMemAlloc(&d, len));
 
 	/* Off: the attribute says so and export is not supported. */
@@ -69,7 +69,7 @@ int main(void)
 	CU_OK(cuMemcpyHtoD(d, buf, len));
 	fd = export(d, len, 0, &res);
 	REQUIRE(fd >= 0, "export: %d", res);
-	CHECK(sim_count("dmabufs") == dmabufs0 + 1, "dmabufs count");
+	CHECK(nvsim_count("dmabufs") == dmabufs0 + 1, "dmabufs count");
 	CHECK(mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED,
 	      "MAP_PRIVATE of a dma-buf");
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -95,13 +95,13 @@ int main(void)
 	/* The dma-buf holds the memory after cuMemFree. */
 	CU_OK(cuMemFree(d));
 	CHECK(m[5] == sim_pattern(5, 21), "after cuMemFree");
-	CHECK(sim_count("used_pages") == used0 + (long)(len / SIM_PAGE),
+	CHECK(nvsim_count("used_pages") == used0 + (long)(len / SIM_PAGE),
 	      "pages released under a live dma-buf");
 	munmap((void *)m, len);
 	close(fd);
-	CHECK(sim_count("dmabufs") == dmabufs0 && sim_count("used_pages") == used0,
+	CHECK(nvsim_count("dmabufs") == dmabufs0 && nvsim_count("used_pages") == used0,
 	      "after close: dmabufs %ld, used_pages %ld (was %ld)",
-	      sim_count("dmabufs"), sim_count("used_pages"), used0);
+	      nvsim_count("dmabufs"), nvsim_count("used_pages"), used0);
 
 	/* A sub-allocated pointer: export the host pages around it. */
 	CU_OK(cuMemAlloc(&small, 100));

@@ -39,8 +39,8 @@ static void second_gpu(uint64_t va)
 	struct nvsim_mem_release mr = { 0 };
 	struct nvsim_unmap u = { .va = va, .size = 2 * SIM_PAGE };
 	struct nvsim_query q = { .va = va + 3 };
-	long used1 = sim_gpu_count(1, "used_pages");
-	long used0 = sim_gpu_count(0, "used_pages");
+	long used1 = nvsim_gpu_count(1, "used_pages");
+	long used0 = nvsim_gpu_count(0, "used_pages");
 
 	CHECK(io(NVSIM_IOC_INFO, &i0) == 0 && io(NVSIM_IOC_INFO, &i1) == 0,
 	      "INFO of devices 0 and 1");
@@ -51,9 +51,9 @@ static void second_gpu(uint64_t va)
 	CHECK(io(NVSIM_IOC_ALLOC, &a) == 0, "ALLOC on device 1");
 	CHECK(io(NVSIM_IOC_QUERY, &q) == 0 && q.device == 1 && q.base == va,
 	      "QUERY of device 1's memory: device %u", q.device);
-	CHECK(sim_gpu_count(1, "used_pages") == used1 + 2 &&
-	      sim_gpu_count(0, "used_pages") == used0 &&
-	      sim_gpu_count(1, "allocations") >= 1,
+	CHECK(nvsim_gpu_count(1, "used_pages") == used1 + 2 &&
+	      nvsim_gpu_count(0, "used_pages") == used0 &&
+	      nvsim_gpu_count(1, "allocations") >= 1,
 	      "device 1's pages counted on device 0");
 	now = i1;
 	CHECK(io(NVSIM_IOC_INFO, &now) == 0 &&
@@ -68,7 +68,7 @@ static void second_gpu(uint64_t va)
 	mr.handle = mc.handle;
 	CHECK(io(NVSIM_IOC_MEM_RELEASE, &mr) == 0, "release");
 	CHECK(io(NVSIM_IOC_UNMAP, &u) == 0, "UNMAP device 1's memory");
-	CHECK(sim_gpu_count(1, "used_pages") == used1, "device 1 freed");
+	CHECK(nvsim_gpu_count(1, "used_pages") == used1, "device 1 freed");
 }
 
 int main(void)
@@ -84,7 +84,7 @@ int main(void)
 	struct nvsim_map m = { 0 };
 	struct nvsim_memset ms = { 0 };
 	struct nvsim_copy cp = { 0 };
-	long allocs0 = sim_count("allocations"), used0 = sim_count("used_pages");
+	long allocs0 = nvsim_count("allocations"), used0 = nvsim_count("used_pages");
 	uint64_t va = reserve(16 * SIM_PAGE);
 	char buf[256];
 	void *volatile bad = (void *)8;
@@ -136,7 +136,7 @@ int main(void)
 	CHECK(io(NVSIM_IOC_ALLOC, &a) == 0, "good ALLOC");
 	a.va = va + 2 * SIM_PAGE;
 	CHECK(io(NVSIM_IOC_ALLOC, &a) == EEXIST, "overlap");
-	CHECK(sim_count("allocations") == allocs0 + 1, "one allocation");
+	CHECK(nvsim_count("allocations") == allocs0 + 1, "one allocation");
 
 	/* QUERY */
 	q.va = va + 5;
@@ -231,8 +231,8 @@ int main(void)
 	/* One UNMAP of the whole range frees both mappings. */
 	u.va = va; u.size = 16 * SIM_PAGE;
 	CHECK(io(NVSIM_IOC_UNMAP, &u) == 0, "UNMAP everything");
-	CHECK(sim_count("allocations") == allocs0 &&
-	      sim_count("used_pages") == used0, "all freed");
+	CHECK(nvsim_count("allocations") == allocs0 &&
+	      nvsim_count("used_pages") == used0, "all freed");
 
 	/* Closing the fd frees what it still holds. */
 	a.va = va; a.size = 2 * SIM_PAGE;
@@ -240,7 +240,7 @@ int main(void)
 	mc.size = SIM_PAGE;
 	CHECK(io(NVSIM_IOC_MEM_CREATE, &mc) == 0, "MEM_CREATE again");
 	close(fd);
-	CHECK(sim_count("allocations") == allocs0 &&
-	      sim_count("used_pages") == used0, "close frees");
+	CHECK(nvsim_count("allocations") == allocs0 &&
+	      nvsim_count("used_pages") == used0, "close frees");
 	return test_done();
 }

@@ -78,8 +78,8 @@ static void second_gpu(CUcontext c0)
 	CU_OK(cuCtxSetCurrent(c0));
 	CU_OK(cuMemAlloc(&d0, 2 * SIM_PAGE));
 
-	cb0 = sim_gpu_count(0, "callbacks_fired");
-	cb1 = sim_gpu_count(1, "callbacks_fired");
+	cb0 = nvsim_gpu_count(0, "callbacks_fired");
+	cb1 = nvsim_gpu_count(1, "callbacks_fired");
 	CHECK(st_cmd("pin %llx %llx", d1, 2 * SIM_PAGE) == 0, "pin on device 1");
 	s = st_read();
 	CHECK(!strcmp(s.uuid, want), "device 1's pin has UUID %s, want %s",
@@ -90,24 +90,24 @@ static void second_gpu(CUcontext c0)
 	      (unsigned long long)info.bar_phys,
 	      (unsigned long long)info.bar_size);
 	CHECK(s.peek == word, "device 1's pin reads %#llx", s.peek);
-	CHECK(sim_gpu_count(1, "outstanding_pins") == 1 &&
-	      sim_gpu_count(0, "outstanding_pins") == 0,
+	CHECK(nvsim_gpu_count(1, "outstanding_pins") == 1 &&
+	      nvsim_gpu_count(0, "outstanding_pins") == 0,
 	      "pins counted on device 0 (%ld) / 1 (%ld)",
-	      sim_gpu_count(0, "outstanding_pins"),
-	      sim_gpu_count(1, "outstanding_pins"));
+	      nvsim_gpu_count(0, "outstanding_pins"),
+	      nvsim_gpu_count(1, "outstanding_pins"));
 
 	CU_OK(cuMemFree(d0));
 	s = st_read();
 	CHECK(s.pinned == 1 && s.peek == word &&
-	      sim_gpu_count(1, "callbacks_fired") == cb1 &&
-	      sim_gpu_count(0, "callbacks_fired") == cb0,
+	      nvsim_gpu_count(1, "callbacks_fired") == cb1 &&
+	      nvsim_gpu_count(0, "callbacks_fired") == cb0,
 	      "freeing device 0's memory touched device 1's pin");
 	CU_OK(cuMemFree(d1));	/* any context may free it */
-	CHECK(sim_gpu_count(1, "callbacks_fired") == cb1 + 1 &&
-	      sim_gpu_count(0, "callbacks_fired") == cb0,
+	CHECK(nvsim_gpu_count(1, "callbacks_fired") == cb1 + 1 &&
+	      nvsim_gpu_count(0, "callbacks_fired") == cb0,
 	      "device 1's free: callbacks %ld/%ld, were %ld/%ld",
-	      sim_gpu_count(0, "callbacks_fired"),
-	      sim_gpu_count(1, "callbacks_fired"), cb0, cb1);
+	      nvsim_gpu_count(0, "callbacks_fired"),
+	      nvsim_gpu_count(1, "callbacks_fired"), cb0, cb1);
 	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin");
 	CHECK(st_read().put_rc == 0, "put_pages after device 1's callback");
 	CU_OK(cuDevicePrimaryCtxRelease(1));
@@ -125,7 +125,7 @@ static int child(void)
 
 int main(int argc, char **argv)
 {
-	long pins0 = sim_count("outstanding_pins"), used0, cb0;
+	long pins0 = nvsim_count("outstanding_pins"), used0, cb0;
 	const size_t len = 8 * SIM_PAGE;
 	struct st_state s;
 	CUdeviceptr d, big[64];
@@ -149,19 +149,19 @@ int main(int argc, char **argv)
 	CU_OK(cuMemAlloc(&d, len));
 	CHECK(st_cmd("check %llx %llx", d, len) == 0,
 	      "kernel-side checks failed (see the kernel log)");
-	CHECK(sim_count("outstanding_pins") == pins0, "pins after check");
+	CHECK(nvsim_count("outstanding_pins") == pins0, "pins after check");
 
 	/* cuMemFree fires the callback; put_pages afterwards says 0. */
-	cb0 = sim_count("callbacks_fired");
+	cb0 = nvsim_count("callbacks_fired");
 	CHECK(st_cmd("pin %llx %llx", d, len) == 0, "pin");
 	s = st_read();
 	CHECK(s.pinned == 1 && s.entries == 8, "pinned %d entries %u",
 	      s.pinned, s.entries);
-	CHECK(sim_count("outstanding_pins") == pins0 + 1 &&
-	      sim_count("pinned_pages") >= 8, "counted");
+	CHECK(nvsim_count("outstanding_pins") == pins0 + 1 &&
+	      nvsim_count("pinned_pages") >= 8, "counted");
 	CU_OK(cuMemFree(d));
-	CHECK(sim_count("callbacks_fired") == cb0 + 1, "callback not fired");
-	CHECK(sim_count("outstanding_pins") == pins0, "pin outlived the free");
+	CHECK(nvsim_count("callbacks_fired") == cb0 + 1, "callback not fired");
+	CHECK(nvsim_count("outstanding_pins") == pins0, "pin outlived the free");
 	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin");
 	s = st_read();
 	CHECK(s.put_rc == 0, "put_pages after the callback: %d", s.put_rc);
@@ -175,21 +175,21 @@ int main(int argc, char **argv)
 	REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %#x",
 	      status);
-	CHECK(sim_count("callbacks_fired") == cb0 + 2, "exit fired no callback");
+	CHECK(nvsim_count("callbacks_fired") == cb0 + 2, "exit fired no callback");
 	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin");
 	s = st_read();
 	CHECK(s.put_rc == 0, "put_pages after exit: %d", s.put_rc);
-	CHECK(sim_count("outstanding_pins") == pins0, "pins after exit");
+	CHECK(nvsim_count("outstanding_pins") == pins0, "pins after exit");
 
 	/* Persistent: survives cuMemFree, pages not reused, until put. */
-	used0 = sim_count("used_pages");
+	used0 = nvsim_count("used_pages");
 	CU_OK(cuMemAlloc(&d, len));
 	CU_OK(cuMemcpyHtoD(d, &word, sizeof(word)));
 	CHECK(st_cmd("ppin %llx %llx", d, len) == 0, "ppin");
 	CU_OK(cuMemFree(d));
-	CHECK(sim_count("callbacks_fired") == cb0 + 2, "persistent callback");
-	CHECK(sim_count("outstanding_pins") == pins0 + 1 &&
-	      sim_count("used_pages") == used0 + 8, "persistent pin dropped");
+	CHECK(nvsim_count("callbacks_fired") == cb0 + 2, "persistent callback");
+	CHECK(nvsim_count("outstanding_pins") == pins0 + 1 &&
+	      nvsim_count("used_pages") == used0 + 8, "persistent pin dropped");
 	/* Fill every other page of the device with zeros. */
 	for (n = 0; n < sizeof(big) / sizeof(big[0]); n++) {
 		if (cuMemAlloc(&big[n], 4 * SIM_MIB) != CUDA_SUCCESS)
@@ -212,6 +212,6 @@ int main(int argc, char **argv)
 	CHECK(s.put_rc == 0, "put_pages_persistent %d", s.put_rc);
 	for (i = 0; i < n; i++)
 		CU_OK(cuMemFree(big[i]));
-	CHECK(sim_count("outstanding_pins") == pins0, "pins at the end");
+	CHECK(nvsim_count("outstanding_pins") == pins0, "pins at the end");
 	return test_done();
 }

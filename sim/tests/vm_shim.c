@@ -36,7 +36,7 @@ static void check_one_device(int d)
 	CHECK(!memcmp(&u1, &u2, sizeof(u1)), "uuids differ");
 	CU_OK(cuDeviceTotalMem(&total, d));
 	CHECK(total >= SIM_MIB && !(total % SIM_PAGE), "total %zu", total);
-	CHECK(sim_gpu_count(d, "used_pages") >= 0,
+	CHECK(nvsim_gpu_count(d, "used_pages") >= 0,
 	      "no /proc/driver/nvsim/gpu%d", d);
 	CU_OK(cuDeviceGetPCIBusId(bus, sizeof(bus), d));
 	CHECK(strlen(bus) == 16 && bus[8] == ':', "bus id '%s'", bus);
@@ -284,7 +284,7 @@ static void check_vmm(void)
 	size_t gran = 0, size, rsize;
 	uint8_t buf[256];
 	unsigned int flag;
-	long allocs0 = sim_count("allocations");
+	long allocs0 = nvsim_count("allocations");
 	int fd;
 
 	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -306,7 +306,7 @@ static void check_vmm(void)
 	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 	CU_OK(cuMemSetAccess(va + gran, 2 * gran, &acc, 1));
 	CU_IS(cuMemSetAccess(va, 2 * gran, &acc, 1), CUDA_ERROR_INVALID_VALUE);
-	CHECK(sim_count("allocations") == allocs0 + 1, "allocations");
+	CHECK(nvsim_count("allocations") == allocs0 + 1, "allocations");
 
 	sim_fill(buf, sizeof(buf), 0, 9);
 	CU_OK(cuMemcpyHtoD(va + gran + 5, buf, sizeof(buf)));
@@ -339,12 +339,12 @@ static void check_vmm(void)
 	CU_IS(cuMemUnmap(va + gran, 2 * gran), CUDA_ERROR_INVALID_VALUE);
 	CU_IS(cuMemAddressFree(va, gran), CUDA_ERROR_INVALID_VALUE);
 	CU_OK(cuMemAddressFree(va, 4 * gran));
-	CHECK(sim_count("allocations") == allocs0, "allocations after");
+	CHECK(nvsim_count("allocations") == allocs0, "allocations after");
 }
 
 static void check_contexts(CUcontext primary)
 {
-	long allocs0 = sim_count("allocations");
+	long allocs0 = nvsim_count("allocations");
 	CUcontext c, cur;
 	CUdeviceptr d;
 	CUdevice dev;
@@ -355,11 +355,11 @@ static void check_contexts(CUcontext primary)
 	CU_OK(cuCtxGetDevice(&dev));
 	CU_OK(cuMemAlloc(&d, SIM_PAGE));
 	CU_OK(cuMemAlloc(&d, 3 * SIM_PAGE));
-	CHECK(sim_count("allocations") == allocs0 + 2, "allocations");
+	CHECK(nvsim_count("allocations") == allocs0 + 2, "allocations");
 	CU_OK(cuCtxDestroy(c));
-	CHECK(sim_count("allocations") == allocs0,
+	CHECK(nvsim_count("allocations") == allocs0,
 	      "context destruction freed %ld of 2",
-	      allocs0 + 2 - sim_count("allocations"));
+	      allocs0 + 2 - nvsim_count("allocations"));
 	/* cuCtxCreate pushed it: destroying it makes the previous current. */
 	CU_OK(cuCtxGetCurrent(&cur));
 	CHECK(cur == primary, "destroyed context: the previous is not current");
@@ -378,7 +378,7 @@ static void check_contexts(CUcontext primary)
  */
 static void check_out_of_memory(void)
 {
-	long used0 = sim_gpu_count(0, "used_pages");
+	long used0 = nvsim_gpu_count(0, "used_pages");
 	CUdeviceptr d[4096], other;
 	CUcontext c0, c1;
 	size_t total, n = 0, chunk = 4 * SIM_MIB;
@@ -400,22 +400,22 @@ static void check_out_of_memory(void)
 		c1 = gpu_primary(1);
 		CU_OK(cuCtxSetCurrent(c1));
 		CU_OK(cuMemAlloc(&other, chunk));
-		CHECK(sim_gpu_count(1, "used_pages") >= (long)(chunk / SIM_PAGE),
-		      "device 1 used_pages %ld", sim_gpu_count(1, "used_pages"));
+		CHECK(nvsim_gpu_count(1, "used_pages") >= (long)(chunk / SIM_PAGE),
+		      "device 1 used_pages %ld", nvsim_gpu_count(1, "used_pages"));
 		CU_OK(cuMemFree(other));
 		CU_OK(cuCtxSetCurrent(c0));
 		CU_OK(cuDevicePrimaryCtxRelease(1));
 	}
 	while (n)
 		CU_OK(cuMemFree(d[--n]));
-	CHECK(sim_gpu_count(0, "used_pages") == used0, "used_pages %ld, was %ld",
-	      sim_gpu_count(0, "used_pages"), used0);
+	CHECK(nvsim_gpu_count(0, "used_pages") == used0, "used_pages %ld, was %ld",
+	      nvsim_gpu_count(0, "used_pages"), used0);
 }
 
 /* A process that exits with memory allocated leaves nothing behind. */
 static void check_exit_frees(void)
 {
-	long used0 = sim_count("used_pages"), allocs0 = sim_count("allocations");
+	long used0 = nvsim_count("used_pages"), allocs0 = nvsim_count("allocations");
 	int status;
 	pid_t pid = fork();
 
@@ -442,10 +442,10 @@ static void check_exit_frees(void)
 	REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid, "fork/wait");
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %#x",
 	      status);
-	CHECK(sim_count("used_pages") == used0 &&
-	      sim_count("allocations") == allocs0,
+	CHECK(nvsim_count("used_pages") == used0 &&
+	      nvsim_count("allocations") == allocs0,
 	      "after exit: used_pages %ld (was %ld), allocations %ld (was %ld)",
-	      sim_count("used_pages"), used0, sim_count("allocations"),
+	      nvsim_count("used_pages"), used0, nvsim_count("allocations"),
 	      allocs0);
 }
 

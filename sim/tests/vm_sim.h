@@ -16,42 +16,11 @@
 #include <unistd.h>
 
 #include "cuda_test.h"
+#include "nvsim_count.h"
 #include "nvsim_ioctl.h"
 
 #define SIM_PAGE (64UL * 1024)
 #define SIM_MIB (1024UL * 1024)
-
-/* The number in a file, or -1. */
-static inline long sim_read_long(const char *path)
-{
-	long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-/* One counter of /proc/driver/nvsim (the sum over every GPU), or -1. */
-static inline long sim_count(const char *name)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "/proc/driver/nvsim/%s", name);
-	return sim_read_long(path);
-}
-
-/* One counter of simulated GPU dev alone, or -1. */
-static inline long sim_gpu_count(int dev, const char *name)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "/proc/driver/nvsim/gpu%d/%s", dev, name);
-	return sim_read_long(path);
-}
 
 #define SIM_PARAM "/sys/module/nvsim/parameters/"
 

@@ -5,6 +5,7 @@
 #   make check-kbuild     build gdrdrv (both flavours) and nvsim with -Werror
 #                         against each kernel, where it builds (host or chroot),
 #                         of each of KERNEL_ARCHES
+#   make test-modules [KDIR=...]  those modules for one kernel, here
 #   make check-dkms       gdrmap-dkms builds and installs its module in the
 #                         chroots of DKMS_KERNELS
 #   make check-kernels    all of the matrix alone: those two and the VM suites
@@ -19,7 +20,20 @@ DKMS_KERNELS   ?= 5.10 sid
 export GDRMAP_KERNEL_RESULTS = $(KERNEL_RESULTS)
 
 CHECK_SUITES += check-kbuild check-dkms
-.PHONY: check-kbuild check-dkms check-kernels kernel-table
+.PHONY: check-kbuild check-dkms check-kernels kernel-table test-modules
+
+# The modules the tests load, for KDIR, warnings as errors: nvsim, nvsim
+# built for the proprietary stand-in of nvidia.ko, and gdrdrv against each
+# in its flavour.  check-kbuild builds them for every kernel, and the VM
+# build (tests/vm/build.sh) finds them made.
+TEST_NVSIM_DIR = $(abspath $(O))/sim/$(NVSIM_KVER)
+test-modules:
+	$(MAKE) --no-print-directory sim-modules NVSIM_WERROR=1 NVSIM_STANDIN=0
+	$(MAKE) --no-print-directory sim-modules NVSIM_WERROR=1 NVSIM_STANDIN=1
+	$(MAKE) --no-print-directory modules GDRDRV_WERROR=1 GDRDRV_NV_FLAVOR=opensource \
+		NVIDIA_SRC= KBUILD_EXTRA_SYMBOLS=$(TEST_NVSIM_DIR)/nvsim/Module.symvers
+	$(MAKE) --no-print-directory modules GDRDRV_WERROR=1 GDRDRV_NV_FLAVOR=proprietary \
+		NVIDIA_SRC= KBUILD_EXTRA_SYMBOLS=$(TEST_NVSIM_DIR)/nvsim-standin/Module.symvers
 
 # The host's architecture's kernels, then arm64's (cross-built).
 KERNEL_ARCHES ?= $(sort $(shell dpkg --print-architecture) arm64)

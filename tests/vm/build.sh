@@ -1,10 +1,10 @@
 #!/bin/sh
-# Build what the VM runs, for one kernel: nvsim.ko and gdrdrv.ko against
-# KDIR (gdrdrv resolving nvidia_p2p_* against nvsim's symbol CRCs); the
-# proprietary stand-in of nvidia.ko (nvsim built for it + nvsim_prop.ko)
-# and gdrdrv's proprietary flavour against it; the libcuda shim, libgdrapi
-# and the test cases; collect them in WORK/out (the stand-in's three
-# modules in WORK/out/proprietary).
+# Build what the VM runs, for one kernel: `make test-modules` (nvsim.ko and
+# gdrdrv.ko against KDIR, gdrdrv resolving nvidia_p2p_* against nvsim's
+# symbol CRCs; the proprietary stand-in of nvidia.ko, nvsim built for it +
+# nvsim_prop.ko, and gdrdrv's proprietary flavour against it); the libcuda
+# shim, libgdrapi and the test cases; collect them in WORK/out (the
+# stand-in's three modules in WORK/out/proprietary).
 #
 # usage: build.sh WORK    with tests/kernels/kernel.sh fetch's KNAME, KARCH,
 #                         KDIR and KCC in the environment (O and MAKE too,
@@ -36,17 +36,8 @@ ko_of() {	# gdrdrv.ko's path for make variables $@
 }
 
 sim=$O/sim/$krel
-kmake sim-modules || die "make sim-modules KDIR=$KDIR failed"
-kmake sim-modules NVSIM_STANDIN=1 || die "make sim-modules NVSIM_STANDIN=1 KDIR=$KDIR failed"
-for d in nvsim nvsim-standin; do
-	[ -f "$sim/$d/Module.symvers" ] || die "sim-modules made no $sim/$d/Module.symvers"
-done
-symvers=$(cd "$sim" && pwd)
-kmake modules KBUILD_EXTRA_SYMBOLS="$symvers/nvsim/Module.symvers" ||
-	die "make modules KDIR=$KDIR failed"
-kmake modules GDRDRV_NV_FLAVOR=proprietary \
-	KBUILD_EXTRA_SYMBOLS="$symvers/nvsim-standin/Module.symvers" ||
-	die "make modules GDRDRV_NV_FLAVOR=proprietary KDIR=$KDIR failed"
+# (Made already when check-kbuild ran: then only checked.)
+kmake test-modules || die "make test-modules KDIR=$KDIR failed"
 # The guest's programs, of its architecture.
 umake() {
 	$MAKE --no-print-directory O="$GUEST_O" CC="$GUEST_CC" "$@"

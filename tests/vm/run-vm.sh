@@ -16,7 +16,7 @@
 #   GDRMAP_KERNEL_RESULTS  append the run's result line to this file (the
 #                        README's kernel table, tests/kernels/report.sh) []
 #   GDRMAP_STRESS_SECS   duration of the multi-threaded stress case [10]
-#   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [600]
+#   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [900]
 #   GDRMAP_VM_MEM        guest RAM [1G]
 #   GDRMAP_VM_GPUS       simulated GPUs, one ivshmem-plain device each [2]
 #   GDRMAP_VM_GPUMEM     memory of each simulated GPU (its ivshmem BAR);
@@ -24,7 +24,7 @@
 #   GDRMAP_VM_SMP        guest CPUs [2]
 #   GDRMAP_VM_MODES      gdrdrv use_persistent_mapping values, one pass each [1 0]
 #   GDRMAP_VM_PROPRIETARY_MODES  the same for the proprietary flavour against
-#                        the proprietary stand-in of nvidia.ko, run last [1 0]
+#                        the proprietary stand-in of nvidia.ko, run last [1]
 #   GDRMAP_VM_ACCEL      QEMU accelerator [tcg]; kvm is faster where it exists
 #   GDRMAP_VM_GDRDRV_PARAMS  extra gdrdrv insmod parameters []
 #   GDRMAP_VM_NVSIM_PARAMS   nvsim insmod parameters [poison=1: freed GPU pages
@@ -61,14 +61,14 @@ O=${O:-build}
 MAKE=${MAKE:-make}
 export O MAKE
 stress=${GDRMAP_STRESS_SECS:-10}
-vm_timeout=${GDRMAP_VM_TIMEOUT:-600}
-arch=${arch:-$(dpkg --print-architecture)}
-results=${GDRMAP_KERNEL_RESULTS:-}
+vm_timeout=${GDRMAP_VM_TIMEOUT:-900}
 gpus=${GDRMAP_VM_GPUS:-2}
 case $gpus in
 [1-9] | 1[0-6]) ;;
 *) die "GDRMAP_VM_GPUS=$gpus: give 1 to 16 simulated GPUs" ;;
 esac
+arch=${arch:-$(dpkg --print-architecture)}
+results=${GDRMAP_KERNEL_RESULTS:-}
 
 # The QEMU of each architecture: the command, its machine and console.
 case $arch in
@@ -137,7 +137,7 @@ cat >"$stage/vm/vm.conf" <<CONF
 GDRMAP_STRESS_SECS=$stress
 GDRMAP_CASE_TIMEOUT=${GDRMAP_CASE_TIMEOUT:-120}
 GDRMAP_VM_MODES="${GDRMAP_VM_MODES:-1 0}"
-GDRMAP_VM_PROPRIETARY_MODES="${GDRMAP_VM_PROPRIETARY_MODES-1 0}"
+GDRMAP_VM_PROPRIETARY_MODES="${GDRMAP_VM_PROPRIETARY_MODES-1}"
 GDRMAP_VM_NVSIM_PARAMS="${GDRMAP_VM_NVSIM_PARAMS-poison=1}"
 GDRMAP_VM_GDRDRV_PARAMS="${GDRMAP_VM_GDRDRV_PARAMS:-}"
 GDRMAP_VM_ONLY="${GDRMAP_VM_ONLY:-}"

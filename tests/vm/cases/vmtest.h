@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cuda_test.h"
+#include "nvsim_count.h"
 #include "uapi/gdrdrv_ioctl.h"
 
 #define KiB (1024UL)
@@ -197,38 +198,6 @@ static inline void *gdrdrv_mmap(int fd, uint64_t handle, size_t size)
 }
 
 /* ---- leak counters ---- */
-
-/* The number a /proc file holds, or -1 if it cannot be read. */
-static inline long read_count(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-/* One of nvsim's counters (sim/README.md), or -1. */
-static inline long nvsim_count(const char *name)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "/proc/driver/nvsim/%s", name);
-	return read_count(path);
-}
-
-/* One of nvsim's counters for simulated GPU dev alone, or -1. */
-static inline long nvsim_gpu_count(int dev, const char *name)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "/proc/driver/nvsim/gpu%d/%s", dev, name);
-	return read_count(path);
-}
 
 /* gdrdrv's count of pins held, or -1. */
 static inline long gdrdrv_refcount(void)
