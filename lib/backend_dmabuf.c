@@ -99,7 +99,7 @@ static int try_device(int dev, struct dev_probe *p)
 		err = ENOTSUP;
 		goto free;
 	}
-	va = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	va = mmap(NULL, PROBE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (va == MAP_FAILED) {
 		int e = errno;
 
@@ -109,7 +109,7 @@ static int try_device(int dev, struct dev_probe *p)
 			 e == ENOTSUPP_KERNEL ? ", errno 524" : "");
 		err = ENOTSUP;
 	} else {
-		munmap(va, 4096);
+		munmap(va, PROBE_SIZE);
 		err = 0;
 	}
 	close(fd);

@@ -6,17 +6,19 @@
 set -u
 
 # compilers (gcc, clang, the arm64 cross compiler and qemu-user to run
-# its tests); the VM tests (QEMU,
-# busybox, what Debian's prebuilt kbuild tools and the 6.12 BTF step
-# need); the Vulkan header the ABI test compares with; plots; building
-# and checking the packages and man pages, and the Debian root file
-# system the container test installs them into; the kernel headers gdrdrv is
-# built against (Debian 12's 6.1 and 6.12; the VM tests fetch their own);
-# the Python package's tests (python3, venv + pip + setuptools to install
-# it offline, NumPy buffers) and its Debian packaging (dh-python, pybuild);
-# mmdebstrap also makes the chroots of the kernel matrix's other suites.
+# its tests); the VM tests (QEMU for x86-64 and arm64, busybox, what
+# Debian's prebuilt kbuild tools and the 6.12 BTF step need; the arm64
+# guest's busybox is Debian's arm64 .deb, fetched by tests/vm, never
+# installed); the Vulkan header the ABI test compares with; plots;
+# building and checking the packages and man pages, and the Debian root
+# file system the container test installs them into; the kernel headers
+# gdrdrv is built against (Debian 12's 6.1 and 6.12; the VM tests fetch
+# their own); mmdebstrap, also for the chroots of the kernel matrix's
+# other suites; the Python package's tests (python3, venv + pip +
+# setuptools to install it offline, NumPy buffers) and its Debian
+# packaging (dh-python, pybuild).
 pkgs="make gcc g++ clang binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-	qemu-system-x86 busybox-static cpio gzip kmod apt dpkg libc-bin
+	qemu-system-x86 qemu-system-arm busybox-static cpio gzip kmod apt dpkg dpkg-dev libc-bin
 	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox
 	debhelper dkms pkgconf man-db groff-base rpm mmdebstrap
 	linux-headers-amd64 linux-headers-6.12-amd64

@@ -22,7 +22,12 @@
  * so before any insert, ->mmap reserves WC for each physically contiguous
  * run (arch_io_reserve_memtype_wc), released when the mapping is zapped or
  * its last VMA closes.  PAT keeps no reservation of its own for inserted
- * PFNs, so partial munmaps need no care.
+ * PFNs, so partial munmaps need no care.  On arm64 the type is the PTE's
+ * own attribute (gdrdrv_pgprot()) and the reservation does nothing.
+ *
+ * Sizes: mmap offsets, VMAs and PTEs count host pages (PAGE_SIZE: 4, 16
+ * or 64 KiB on arm64), the page table GPU pages (64 KiB); a GPU page holds
+ * 16, 4 or 1 host pages, so a host page never straddles two GPU pages.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -131,6 +136,30 @@ int gdrdrv_check_mapping_type(struct gdrdrv_region *r, u32 type)
 	return ret;
 }
 
+/*
+ * The CPU's memory type for each mapping type.
+ *
+ * WC on arm64 is Normal non-cacheable (pgprot_writecombine: MT_NORMAL_NC,
+ * as NVIDIA's driver maps BAR1 for write-combining there):
+ *  - stores may be gathered into larger PCIe writes, as x86 WC does, which
+ *    is what makes CPU writes to BAR1 fast;
+ *  - loads are never cached, so every read reaches the GPU and none is
+ *    stale; they may be speculated and reordered like any Normal access,
+ *    which is harmless on a prefetchable BAR (reads have no side effects)
+ *    and why the library puts `dmb osh` before its reads;
+ *  - unaligned accesses, any access size and DC ZVA are allowed, so plain
+ *    memcpy-like code and the compiler's vector code work on the mapping.
+ * DEVICE is Device-nGnRE (pgprot_device), as GDRCopy uses, for root
+ * complexes that cannot take Normal-NC traffic (BlueField-3): no
+ * gathering, no reordering, no speculation, and unaligned accesses fault,
+ * so the library copies through it with aligned accesses only.  Early
+ * write acknowledgment (E) is all that PCIe's posted writes give anyway;
+ * nGnRnE (pgprot_noncached) promises nothing more for them.
+ * CACHING is kept for memory the CPU reaches coherently (Grace's C2C
+ * link, where the GPU memory is RAM to the kernel): a cached mapping of
+ * BAR1 across PCIe would return stale lines.  pgprot_writecombine and
+ * pgprot_device are macros on arm64, usable by the proprietary flavour.
+ */
 static pgprot_t gdrdrv_pgprot(pgprot_t prot, u32 type)
 {
 	switch (type) {

@@ -5,7 +5,6 @@
  * runs with dmabuf=1.
  */
 #include <errno.h>
-#include <unistd.h>
 
 #include "shim.h"
 
@@ -37,7 +36,7 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
 				       unsigned long long flags)
 {
 	struct nvsim_export_dmabuf e = { .va = dptr, .size = size };
-	long page = sysconf(_SC_PAGESIZE);
+	uint64_t page = host_page();
 	CUresult ret;
 	int err;
 
@@ -56,7 +55,7 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
 	if (ret)
 		return ret;
 	/* dma-bufs are made of host pages, not of 64 KiB GPU pages. */
-	if (page <= 0 || dptr % (unsigned long)page || size % (unsigned long)page)
+	if (dptr % page || size % page)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&shim_lock);
 	err = nvsim_ioctl(NVSIM_IOC_EXPORT_DMABUF, &e);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "shim.h"
 
@@ -68,6 +69,14 @@ void rec_unlink(struct rec *x)
 			return;
 		}
 	}
+}
+
+/* The CPU's page size: 4 KiB on x86, 4, 16 or 64 KiB on arm64. */
+uint64_t host_page(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	return page > 0 ? (uint64_t)page : 4096;
 }
 
 /* Reserve size bytes of address space aligned to align (a power of 2). */
@@ -263,7 +272,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
 /* CPU memory recorded as kind (cuMemAllocHost, cuMemAllocManaged). */
 static CUresult alloc_cpu_mem(void **pp, size_t bytesize, enum rec_kind kind)
 {
-	uint64_t len, va;
+	uint64_t len, va, page = host_page();
 	CUcontext ctx;
 	struct rec *r;
 	CUresult ret;
@@ -273,7 +282,7 @@ static CUresult alloc_cpu_mem(void **pp, size_t bytesize, enum rec_kind kind)
 	if (ret)
 		goto out;
 	ret = CUDA_ERROR_OUT_OF_MEMORY;
-	len = ((uint64_t)bytesize + 4095) & ~4095ULL;
+	len = ((uint64_t)bytesize + page - 1) & ~(page - 1);
 	if (len < bytesize)
 		goto out;
 	r = calloc(1, sizeof(*r));

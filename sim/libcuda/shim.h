@@ -107,6 +107,7 @@ void read_alloc_offset(void);
 struct rec *rec_find(enum rec_kind kind, uint64_t p, uint64_t len);
 void rec_add(struct rec *r);
 void rec_unlink(struct rec *x);
+uint64_t host_page(void);
 uint64_t reserve_va(uint64_t size, uint64_t align);
 void release_va(uint64_t base, uint64_t size);
 bool dev_range(uint64_t p, uint64_t len);

@@ -22,6 +22,8 @@ static int export(CUdeviceptr p, size_t n, unsigned long long flags,
 int main(void)
 {
 	int was_on = sim_get_param("dmabuf"), was_mmap = sim_get_param("dmabuf_mmap");
+	/* Exports and mmaps are in host pages: 4, 16 or 64 KiB. */
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	long used0, dmabufs0;
 	const size_t len = 2 * SIM_MIB;
 	uint8_t *buf = malloc(len);
@@ -55,9 +57,9 @@ int main(void)
 	/* Bad requests. */
 	CHECK(export(d, len, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, &res) < 0 &&
 	      res == CUDA_ERROR_NOT_SUPPORTED, "PCIe mapping type: %d", res);
-	CHECK(export(d + 100, 4096, 0, &res) < 0 && res == CUDA_ERROR_INVALID_VALUE,
+	CHECK(export(d + 100, pg, 0, &res) < 0 && res == CUDA_ERROR_INVALID_VALUE,
 	      "unaligned: %d", res);
-	CHECK(export(d, len + 4096, 0, &res) < 0 && res == CUDA_ERROR_INVALID_VALUE,
+	CHECK(export(d, len + pg, 0, &res) < 0 && res == CUDA_ERROR_INVALID_VALUE,
 	      "past the end: %d", res);
 	CHECK(export(d, 0, 0, &res) < 0 && res == CUDA_ERROR_INVALID_VALUE,
 	      "size 0: %d", res);
@@ -75,19 +77,19 @@ int main(void)
 	CHECK(sim_mismatch((const uint8_t *)m, len, 0, 21) < 0,
 	      "read through the dma-buf differs at %ld",
 	      sim_mismatch((const uint8_t *)m, len, 0, 21));
-	for (size_t i = 0; i < 4096; i++)
+	for (size_t i = 0; i < pg; i++)
 		m[SIM_PAGE + i] = sim_pattern(i, 22);
-	CU_OK(cuMemcpyDtoH(buf, d + SIM_PAGE, 4096));
-	CHECK(sim_mismatch(buf, 4096, 0, 22) < 0, "write through the dma-buf");
+	CU_OK(cuMemcpyDtoH(buf, d + SIM_PAGE, pg));
+	CHECK(sim_mismatch(buf, pg, 0, 22) < 0, "write through the dma-buf");
 	/* An mmap at an offset. */
 	{
-		volatile uint8_t *m2 = mmap(NULL, 8192, PROT_READ, MAP_SHARED,
-					    fd, 3 * SIM_PAGE);
+		volatile uint8_t *m2 = mmap(NULL, 2 * pg, PROT_READ,
+					    MAP_SHARED, fd, 3 * SIM_PAGE);
 
 		CHECK(m2 != MAP_FAILED && m2[1] == sim_pattern(3 * SIM_PAGE + 1, 21),
 		      "mmap at an offset");
 		if (m2 != MAP_FAILED)
-			munmap((void *)m2, 8192);
+			munmap((void *)m2, 2 * pg);
 	}
 
 	/* The dma-buf holds the memory after cuMemFree. */
@@ -103,17 +105,17 @@ int main(void)
 
 	/* A sub-allocated pointer: export the host pages around it. */
 	CU_OK(cuMemAlloc(&small, 100));
-	fd = export(small & ~4095ULL, 4096, 0, &res);
+	fd = export(small & ~(CUdeviceptr)(pg - 1), pg, 0, &res);
 	CHECK(fd >= 0, "export around a small allocation: %d", res);
 	if (fd >= 0)
 		close(fd);
 
 	/* Drivers before 580: export works, mmap fails with ENOTSUPP. */
 	REQUIRE(sim_set_param("dmabuf_mmap", 0) == 0, "cannot set dmabuf_mmap=0");
-	fd = export(small & ~4095ULL, 4096, 0, &res);
+	fd = export(small & ~(CUdeviceptr)(pg - 1), pg, 0, &res);
 	REQUIRE(fd >= 0, "export: %d", res);
 	errno = 0;
-	CHECK(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) ==
+	CHECK(mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) ==
 	      MAP_FAILED && errno == 524, "mmap with dmabuf_mmap=0: errno %d",
 	      errno);
 	close(fd);

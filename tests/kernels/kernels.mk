@@ -3,7 +3,8 @@
 # chroots, the VM suite booted on some (tests/vm/vm.mk).
 #
 #   make check-kbuild     build gdrdrv (both flavours) and nvsim with -Werror
-#                         against each kernel, where it builds (host or chroot)
+#                         against each kernel, where it builds (host or chroot),
+#                         of each of KERNEL_ARCHES
 #   make test-modules [KDIR=...]  those modules for one kernel, here
 #   make check-dkms       gdrmap-dkms builds and installs its module in the
 #                         chroots of DKMS_KERNELS
@@ -41,15 +42,21 @@ test-modules:
 	$(MAKE) --no-print-directory modules GDRDRV_WERROR=1 GDRDRV_NV_FLAVOR=proprietary \
 		NVIDIA_SRC= KBUILD_EXTRA_SYMBOLS=$(TEST_NVSIM_DIR)/nvsim-standin/Module.symvers
 
+# The host's architecture's kernels, then arm64's (cross-built).
+KERNEL_ARCHES ?= $(sort $(shell dpkg --print-architecture) arm64)
+
 check-kbuild:
-	@O=$(O) tests/kernels/check-kernels.sh -s $(CHECK_SUMMARY) -r $(KERNEL_RESULTS)
+	@status=0; for a in $(KERNEL_ARCHES); do \
+		O=$(O) tests/kernels/check-kernels.sh -a $$a -s $(CHECK_SUMMARY) \
+			-r $(KERNEL_RESULTS) || status=1; done; exit $$status
 
 check-dkms:
 	@O=$(O) tests/kernels/check-dkms.sh -s $(CHECK_SUMMARY) $(DKMS_KERNELS)
 
 check-kernels:
 	@mkdir -p $(O); rm -f $(CHECK_SUMMARY)
-	@status=0; for s in check-kbuild check-dkms $(addprefix check-vm-,$(VM_KERNELS)); do \
+	@status=0; for s in check-kbuild check-dkms $(addprefix check-vm-,$(VM_KERNELS)) \
+		    check-vm-arm64; do \
 		$(MAKE) --no-print-directory $$s || status=1; done; \
 	awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "%d passed, %d failed, %d skipped\n", p, f, s}' \
 		$(CHECK_SUMMARY); exit $$status

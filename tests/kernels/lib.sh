@@ -269,10 +269,26 @@ kl_deps() {
 					_todo="$_todo $dep" ;;
 				esac ;;
 			*)
+				dep=$(kl_tool_for "$dep")
 				case " $ktools " in *" $dep "*) ;; *) ktools="$ktools $dep" ;; esac ;;
 			esac
 		done
 	done
+}
+
+# The package that gives the host what headers' dependency $1 gives a
+# native build: the same, but for another architecture's kernel its
+# compiler is Debian's cross compiler (gcc-12 or gcc-16-for-host of arm64:
+# gcc-12-aarch64-linux-gnu, gcc-16-aarch64-linux-gnu), which the headers'
+# CROSS_COMPILE names.  kbuild's own tools and libraries run on the host.
+kl_tool_for() {
+	case $k_arch:$1 in
+	"$kl_host_arch":*) echo "$1" ;;
+	*:gcc-[0-9]*)
+		_n=${1#gcc-}
+		echo "gcc-${_n%-for-host}-$(dpkg-architecture -a "$k_arch" -qDEB_HOST_GNU_TYPE 2>/dev/null)" ;;
+	*) echo "$1" ;;
+	esac
 }
 
 # Sets kimage to the package holding the kernel image of kver (7.x:

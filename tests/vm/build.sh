@@ -7,7 +7,9 @@
 # stand-in's three modules in WORK/out/proprietary).
 #
 # usage: build.sh WORK    with tests/kernels/kernel.sh fetch's KNAME, KARCH,
-#                         KDIR and KCC in the environment (O and MAKE too)
+#                         KDIR and KCC in the environment (O and MAKE too,
+#                         and run-vm.sh's GUEST_O and GUEST_CC: where and
+#                         with what the guest's programs are built)
 # The modules build where the kernel's do (kernel.sh run: a chroot of its
 # suite, or the host); everything else on the host.
 set -eu
@@ -20,7 +22,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 O=${O:-build}
 export O	# kernel.sh mounts it in chroots
 MAKE=${MAKE:-make}
-: "${KNAME:?} ${KARCH:?} ${KDIR:?} ${KCC:?}"
+: "${KNAME:?} ${KARCH:?} ${KDIR:?} ${KCC:?} ${GUEST_O:=$O} ${GUEST_CC:=${CC:-cc}}"
 krel=$(cat "$KDIR/include/config/kernel.release") ||
 	die "$KDIR is not a configured kernel tree"
 
@@ -36,7 +38,11 @@ ko_of() {	# gdrdrv.ko's path for make variables $@
 sim=$O/sim/$krel
 # (Made already when check-kbuild ran: then only checked.)
 kmake test-modules || die "make test-modules KDIR=$KDIR failed"
-$MAKE --no-print-directory vm-cases || die "make vm-cases failed"
+# The guest's programs, of its architecture.
+umake() {
+	$MAKE --no-print-directory O="$GUEST_O" CC="$GUEST_CC" "$@"
+}
+umake vm-cases || die "make vm-cases O=$GUEST_O CC=$GUEST_CC failed"
 
 rm -rf "$work/out"
 mkdir -p "$work/out/lib" "$work/out/cases" "$work/out/sim" "$work/out/tools" \
@@ -49,9 +55,9 @@ fi
 cp "$sim/nvsim-standin/nvsim.ko" "$sim/nvsim-standin/nvsim_prop.ko" \
 	"$(ko_of GDRDRV_NV_FLAVOR=proprietary)" "$work/out/proprietary/"
 
-manifest=$($MAKE --no-print-directory -s vm-manifest) ||
+manifest=$(umake -s vm-manifest) ||
 	die "make vm-manifest failed"
 echo "$manifest" | while read -r kind path; do
 	cp -P "$path" "$work/out/$kind/" || exit 1
 done || die "copying the VM's programs failed"
-[ -n "$(ls "$work/out/cases")" ] || die "no test cases under $O/tests/vm/cases"
+[ -n "$(ls "$work/out/cases")" ] || die "no test cases under $GUEST_O/tests/vm/cases"
