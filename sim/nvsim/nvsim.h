@@ -93,6 +93,7 @@ struct nvsim_pin {
 	struct list_head dma_maps;		/* struct nvsim_dma_map */
 	struct nvidia_p2p_page *page_structs;
 	u8 uuid[NVIDIA_P2P_GPU_UUID_LEN];
+	bool freed_by_callback;			/* while cached for reuse */
 };
 
 struct nvsim_dma_map {
@@ -109,6 +110,8 @@ struct nvsim_counters {
 	unsigned long get_pages_calls;
 	unsigned long put_pages_calls;
 	unsigned long dmabufs;
+	unsigned long stale_puts;	/* put_pages of a table freed already */
+	unsigned long recycled_tables;	/* pins on a table a callback freed */
 };
 
 extern struct mutex nvsim_lock;
@@ -136,5 +139,26 @@ int nvsim_export_dmabuf(struct nvsim_ctx *ctx, struct nvsim_export_dmabuf *a);
 /* nvsim_p2p.c */
 void nvsim_fire_callbacks(struct nvsim_mapping *map);
 void nvsim_free_leftover_pins(void);
+
+/* nvsim_hooks.c: forcing interleavings in tests */
+enum nvsim_hook_point {
+	NVSIM_AT_PUT_ENTER,
+	NVSIM_AT_PUT_EXIT,
+	NVSIM_AT_CALLBACK,
+	NVSIM_AT_CALLBACK_DONE,
+};
+
+enum nvsim_hook_event {
+	NVSIM_EV_CALLBACK,
+	NVSIM_EV_PIN,
+	NVSIM_EV_PUT_ENTER,
+	NVSIM_EV_FREE,
+	NVSIM_EV_COUNT
+};
+
+struct proc_dir_entry;
+void nvsim_hook_at(enum nvsim_hook_point point, u64 va);
+void nvsim_hook_event(enum nvsim_hook_event ev, u64 va, u64 len);
+void nvsim_hooks_proc_init(struct proc_dir_entry *dir);
 
 #endif /* _NVSIM_H */

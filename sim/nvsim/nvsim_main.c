@@ -255,6 +255,8 @@ static int nvsim_show_stats(struct seq_file *m, void *v)
 	seq_printf(m, "total_pages: %lu\n", total);
 	seq_printf(m, "get_pages_calls: %lu\n", c.get_pages_calls);
 	seq_printf(m, "put_pages_calls: %lu\n", c.put_pages_calls);
+	seq_printf(m, "stale_puts: %lu\n", c.stale_puts);
+	seq_printf(m, "recycled_tables: %lu\n", c.recycled_tables);
 	return 0;
 }
 
@@ -280,6 +282,7 @@ static void nvsim_proc_init(void)
 	proc_create_single("used_pages", 0444, nvsim_proc_dir,
 			   nvsim_show_used_pages);
 	proc_create_single("stats", 0444, nvsim_proc_dir, nvsim_show_stats);
+	nvsim_hooks_proc_init(nvsim_proc_dir);
 }
 
 static int __init nvsim_init(void)

@@ -15,6 +15,7 @@
 #include <linux/pci.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -737,7 +738,8 @@ static int nvsim_open(struct inode *inode, struct file *file)
 	if (!nvsim_next_ctx_id)
 		nvsim_next_ctx_id = 1;
 	ctx->va_space = id;
-	ctx->p2p_token = 0x4e56534d00000000ULL | id;	/* "NVSM" */
+	/* Unguessable, as a capability to another process's memory is. */
+	ctx->p2p_token = get_random_u64() | 1;
 	list_add_tail(&ctx->node, &nvsim_ctxs);
 	mutex_unlock(&nvsim_lock);
 
