@@ -240,6 +240,22 @@ static inline long nvsim_count(const char *name)
 	return read_count(path);
 }
 
+/* A line "name: N" of /proc/driver/nvsim/stats, or -1. */
+static inline long nvsim_stat(const char *name)
+{
+	FILE *f = fopen("/proc/driver/nvsim/stats", "r");
+	char key[64];
+	long v, found = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63[^:]: %ld\n", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	fclose(f);
+	return found;
+}
+
 /* gdrdrv's count of pins held, or -1. */
 static inline long gdrdrv_refcount(void)
 {
