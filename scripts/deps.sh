@@ -6,10 +6,11 @@
 set -u
 
 # compilers (gcc, clang and its libFuzzer runtime, the arm64 cross
-# compiler and qemu-user to run its tests); the VM tests (QEMU, busybox, what Debian's prebuilt kbuild tools and the 6.12 BTF step
-# need); the Vulkan header the ABI test compares with; plots; building
-# and checking the packages and man pages; the kernel headers gdrdrv is
-# built against (Debian 12's 6.1 and 6.12; the VM tests fetch their own).
+# compiler and qemu-user to run its tests); the VM tests (QEMU, busybox,
+# what Debian's prebuilt kbuild tools and the 6.12 BTF step need); the
+# Vulkan header the ABI test compares with; plots; building and checking
+# the packages and man pages; the kernel headers gdrdrv is built against
+# (Debian 12's 6.1 and 6.12; the VM tests fetch their own).
 pkgs="make gcc g++ clang libclang-rt-14-dev binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 	qemu-system-x86 busybox-static cpio gzip kmod apt dpkg libc-bin
 	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox
