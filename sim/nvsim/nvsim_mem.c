@@ -85,9 +85,12 @@ static void nvsim_pages_free(struct nvsim_dev *gpu, unsigned long n,
 
 	lockdep_assert_held(&nvsim_lock);
 	for (i = 0; i < n; i++) {
-		if (nvsim_poison)
+		if (nvsim_poison) {
 			memset_io(gpu->bar + ((u64)pages[i] << NVSIM_PAGE_SHIFT),
 				  0x6b, NVSIM_PAGE_BYTES);
+			/* GiBs of poison take a while: no soft lockup. */
+			cond_resched();
+		}
 		__clear_bit(pages[i], gpu->bitmap);
 	}
 	if (nvsim_poison)
