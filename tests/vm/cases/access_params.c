@@ -63,11 +63,8 @@ static void node_params(void)
 
 static void set_tokens(int allow)
 {
-	FILE *f = fopen(TOKENS, "w");
-
-	REQUIRE(f, "%s: %s", TOKENS, strerror(errno));
-	fprintf(f, "%d\n", allow);
-	REQUIRE(fclose(f) == 0, "writing %s: %s", TOKENS, strerror(errno));
+	REQUIRE(write_text(TOKENS, allow ? "1" : "0") == 0, "writing %s: %s",
+		TOKENS, strerror(errno));
 }
 
 static int pin_tokens(int fd, CUdeviceptr d, size_t len,

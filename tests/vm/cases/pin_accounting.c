@@ -70,11 +70,11 @@ static void listing(CUdeviceptr d)
 
 static void set_limit(unsigned long long bytes)
 {
-	FILE *f = fopen(LIMIT, "w");
+	char text[32];
 
-	REQUIRE(f, "%s: %s", LIMIT, strerror(errno));
-	fprintf(f, "%llu\n", bytes);
-	REQUIRE(fclose(f) == 0, "writing %s: %s", LIMIT, strerror(errno));
+	snprintf(text, sizeof(text), "%llu", bytes);
+	REQUIRE(write_text(LIMIT, text) == 0, "writing %s: %s", LIMIT,
+		strerror(errno));
 }
 
 static void limit(CUdeviceptr d)
@@ -175,16 +175,6 @@ static long long cg_slab(const char *dir)
 	return found;
 }
 
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
-}
-
 #define CG	"/sys/fs/cgroup"
 #define CG_T	CG "/gdrdrv-test"
 #define NPINS	2000
@@ -203,13 +193,13 @@ static void memcg(CUdeviceptr d)
 		SKIP("cannot mount cgroup2");
 		return;
 	}
-	if (write_file(CG "/cgroup.subtree_control", "+memory") ||
+	if (write_text(CG "/cgroup.subtree_control", "+memory") ||
 	    (mkdir(CG_T, 0755) && errno != EEXIST)) {
 		SKIP("no memory controller");
 		return;
 	}
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	REQUIRE(write_file(CG_T "/cgroup.procs", pid) == 0,
+	REQUIRE(write_text(CG_T "/cgroup.procs", pid) == 0,
 		"moving into %s", CG_T);
 
 	fd = gdrdrv_open();
@@ -224,7 +214,7 @@ static void memcg(CUdeviceptr d)
 	      after - before);
 	close(fd);
 
-	REQUIRE(write_file(CG "/cgroup.procs", pid) == 0, "moving back");
+	REQUIRE(write_text(CG "/cgroup.procs", pid) == 0, "moving back");
 	rmdir(CG_T);
 }
 

@@ -34,12 +34,12 @@ static int fd;
 static void hook_arm(const char *point, CUdeviceptr va, const char *events,
 		     int ms)
 {
-	FILE *f = fopen(HOOK, "w");
+	char cmd[128];
 
-	REQUIRE(f, "%s: %s", HOOK, strerror(errno));
-	fprintf(f, "%s %llx %s %d\n", point, (unsigned long long)va, events,
-		ms);
-	REQUIRE(fclose(f) == 0, "arming the hook: %s", strerror(errno));
+	snprintf(cmd, sizeof(cmd), "%s %llx %s %d", point,
+		 (unsigned long long)va, events, ms);
+	REQUIRE(write_text(HOOK, cmd) == 0, "arming the hook: %s",
+		strerror(errno));
 }
 
 /* The hook's state line: "STATE EVENTS-SEEN". */
@@ -178,22 +178,33 @@ static void finish(struct call *c)
 	pthread_join(c->t, NULL);
 }
 
+/*
+ * Unpins b in another thread, which the hook stops at point until events;
+ * frees b's memory meanwhile.  The unpin's result.
+ */
+static int unpin_around_free(struct buf *b, const char *point,
+			     const char *events)
+{
+	struct call u = { .h = b->h };
+
+	hook_arm(point, b->d, events, 20000);
+	start(&u, unpin_thread);
+	hook_wait_stopped();
+	CU_OK(cuMemFree(b->d));
+	finish(&u);
+	return u.rc;
+}
+
 static void between(void)
 {
 	struct counts before = counts_now();
-	struct call u = { 0 };
 	struct buf b;
+	int rc;
 
 	buf_make(&b, 11);
-	hook_arm("put_enter", b.d, "callback", 20000);
-	u.h = b.h;
-	start(&u, unpin_thread);
-	hook_wait_stopped();
-	CU_OK(cuMemFree(b.d));
-	finish(&u);
-
+	rc = unpin_around_free(&b, "put_enter", "callback");
 	hook_expect("done", "callback");
-	CHECK(u.rc == 0, "between: unpin returned %d", u.rc);
+	CHECK(rc == 0, "between: unpin returned %d", rc);
 	CHECK(counts_now().stale == before.stale + 1,
 	      "between: put_pages did not meet the freed table");
 	check_released(&before, "between");
@@ -302,19 +313,13 @@ static void consumed(void)
 static void put_first(void)
 {
 	struct counts before = counts_now();
-	struct call u = { 0 };
 	struct buf b;
+	int rc;
 
 	buf_make(&b, 16);
-	hook_arm("put_exit", b.d, "free", 20000);
-	u.h = b.h;
-	start(&u, unpin_thread);
-	hook_wait_stopped();
-	CU_OK(cuMemFree(b.d));
-	finish(&u);
-
+	rc = unpin_around_free(&b, "put_exit", "free");
 	hook_expect("done", "free");
-	CHECK(u.rc == 0, "put-first: unpin returned %d", u.rc);
+	CHECK(rc == 0, "put-first: unpin returned %d", rc);
 	CHECK(counts_now().callbacks == before.callbacks,
 	      "put-first: a callback ran for a released pin");
 	check_released(&before, "put-first");
@@ -325,19 +330,13 @@ static void free_first(void)
 {
 	struct counts before = counts_now();
 	long used = nvsim_count("used_pages");
-	struct call u = { 0 };
 	struct buf b;
+	int rc;
 
 	buf_make(&b, 17);
-	hook_arm("put_enter", b.d, "free", 20000);
-	u.h = b.h;
-	start(&u, unpin_thread);
-	hook_wait_stopped();
-	CU_OK(cuMemFree(b.d));
-	finish(&u);
-
+	rc = unpin_around_free(&b, "put_enter", "free");
 	hook_expect("done", "free");
-	CHECK(u.rc == 0, "free-first: unpin returned %d", u.rc);
+	CHECK(rc == 0, "free-first: unpin returned %d", rc);
 	CHECK(nvsim_count("used_pages") == used,
 	      "free-first: %ld GPU pages in use, had %ld",
 	      nvsim_count("used_pages"), used);
