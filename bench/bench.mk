@@ -12,3 +12,5 @@ $(O)/bench/%: bench/%.c $(LIB_INTERNAL_A)
 
 .PHONY: bench
 bench: $(BENCH_BINS)
+
+include bench/consumers/consumers.mk

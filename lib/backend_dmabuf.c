@@ -5,12 +5,16 @@
  *
  * Mapping a dma-buf needs driver support that arrived with CUDA 13.3
  * drivers; older ones export the fd but refuse its mmap (ENOTSUPP).  No
- * version number tells reliably, so gdr_open tries it once per process on
- * a small allocation and moves on to the next backend if it fails.
+ * version number tells reliably, so each device is tried once per process
+ * on a small allocation, in its own context: gdr_open tries the device of
+ * the calling thread's context (else the first that reports dma-buf
+ * support) and moves on to the next backend if it fails; a pin on another
+ * device tries that device first.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -23,132 +27,197 @@
 #define PROBE_SIZE (2UL << 20)
 
 static const struct gdr_cuda *cu;
-static int probe_err;
-static char probe_why[256];
-static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static char load_why[256];
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
-/* Export a dma-buf of [ptr, +size); the fd or -1 (and *res). */
-static int export_dmabuf(CUdeviceptr ptr, size_t size, int force_pcie,
-			 CUresult *res)
+/* What the try on each device found; under probe_lock. */
+static struct dev_probe {
+	int done;
+	int err;
+	char why[256];
+} *probes;
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void load(void)
+{
+	cu = gdr_cuda_get(load_why, sizeof(load_why));
+	if (cu)
+		probes = calloc(cu->device_count ? (size_t)cu->device_count : 1,
+				sizeof(*probes));
+	if (cu && !probes) {
+		snprintf(load_why, sizeof(load_why), "out of memory");
+		cu = NULL;
+	}
+}
+
+/* Export a dma-buf of [ptr, +size) in s; the fd or -1 (and *res). */
+static int export_dmabuf(const struct gdr_cuda_scope *s, CUdeviceptr ptr,
+			 size_t size, int force_pcie, CUresult *res)
 {
 	int fd = -1;
 
-	*res = cu->MemGetHandleForAddressRange(&fd, ptr, size,
+	*res = s->call->MemGetHandleForAddressRange(&fd, ptr, size,
 			CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
 			force_pcie ? CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE : 0);
 	return *res == CUDA_SUCCESS ? fd : -1;
 }
 
-static void probe(void)
+/* Allocate, export and mmap on dev: 0 or an errno, and p->why. */
+static int try_device(int dev, struct dev_probe *p)
 {
-	struct gdr_cuda_ctx ctx;
+	struct gdr_cuda_scope s;
 	CUdeviceptr ptr = 0;
-	int supported = 0, fd;
+	int supported = 0, fd, err = ENOMEM;
 	CUresult res;
-	void *p;
-	char err[160];
+	void *va;
+	char msg[160];
 
-	cu = gdr_cuda_get(probe_why, sizeof(probe_why));
-	if (!cu) {
-		probe_err = ENODEV;
-		return;
-	}
 	cu->DeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
-			       0);
+			       dev);
 	if (!supported) {
-		snprintf(probe_why, sizeof(probe_why),
-			 "the GPU or driver does not support dma-buf export");
-		probe_err = ENOTSUP;
-		return;
+		snprintf(p->why, sizeof(p->why),
+			 "CUDA device %d or its driver does not support dma-buf export",
+			 dev);
+		return ENOTSUP;
 	}
-	if (gdr_cuda_ctx_enter(cu, 0, &ctx)) {
-		snprintf(probe_why, sizeof(probe_why),
-			 "no CUDA context for device 0");
-		probe_err = ENODEV;
-		return;
-	}
-	probe_err = ENOMEM;
-	res = cu->MemAlloc(&ptr, PROBE_SIZE);
+	res = gdr_cuda_enter(dev, &s);
 	if (res != CUDA_SUCCESS) {
-		snprintf(probe_why, sizeof(probe_why), "cuMemAlloc failed: %s",
-			 gdr_cuda_error(cu, res, err, sizeof(err)));
+		gdr_cuda_scope_error(&s, res, p->why, sizeof(p->why));
+		return ENODEV;
+	}
+	res = s.call->MemAlloc(&ptr, PROBE_SIZE);
+	if (res != CUDA_SUCCESS) {
+		snprintf(p->why, sizeof(p->why), "cuMemAlloc on device %d failed: %s",
+			 dev, gdr_cuda_error(cu, res, msg, sizeof(msg)));
 		goto leave;
 	}
-	fd = export_dmabuf(ptr, PROBE_SIZE, 0, &res);
+	fd = export_dmabuf(&s, ptr, PROBE_SIZE, 0, &res);
 	if (fd < 0) {
-		snprintf(probe_why, sizeof(probe_why),
-			 "cuMemGetHandleForAddressRange failed: %s",
-			 gdr_cuda_error(cu, res, err, sizeof(err)));
-		probe_err = ENOTSUP;
+		snprintf(p->why, sizeof(p->why),
+			 "cuMemGetHandleForAddressRange on device %d failed: %s",
+			 dev, gdr_cuda_error(cu, res, msg, sizeof(msg)));
+		err = ENOTSUP;
 		goto free;
 	}
-	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
+	va = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (va == MAP_FAILED) {
 		int e = errno;
 
-		snprintf(probe_why, sizeof(probe_why),
+		snprintf(p->why, sizeof(p->why),
 			 "this driver exports dma-bufs but cannot mmap them (%s%s): a CUDA 13.3 or newer driver can",
 			 e == ENOTSUPP_KERNEL ? "ENOTSUPP" : strerror(e),
 			 e == ENOTSUPP_KERNEL ? ", errno 524" : "");
-		probe_err = ENOTSUP;
+		err = ENOTSUP;
 	} else {
-		munmap(p, 4096);
-		probe_err = 0;
+		munmap(va, 4096);
+		err = 0;
 	}
 	close(fd);
 free:
-	cu->MemFree(ptr);
+	s.call->MemFree(ptr);
 leave:
-	gdr_cuda_ctx_leave(cu, &ctx);
+	gdr_cuda_leave(&s);
+	return err;
+}
+
+/* Whether dma-bufs of dev can be mapped, tried once per process. */
+static int probe_device(int dev, char *why, size_t why_len)
+{
+	struct dev_probe *p;
+	int err;
+
+	if (dev < 0 || dev >= cu->device_count) {
+		snprintf(why, why_len, "there is no CUDA device %d", dev);
+		return ENODEV;
+	}
+	pthread_mutex_lock(&probe_lock);
+	p = &probes[dev];
+	if (!p->done) {
+		p->err = try_device(dev, p);
+		p->done = 1;
+	}
+	err = p->err;
+	if (err)
+		snprintf(why, why_len, "%s", p->why);
+	pthread_mutex_unlock(&probe_lock);
+	return err;
+}
+
+/* The device to try at open: the calling thread's, else the first one
+ * that says it can export dma-bufs, else 0 (whose try says why not). */
+static int device_to_try(void)
+{
+	int dev, supported;
+
+	if (gdr_cuda_current_device(&dev) == CUDA_SUCCESS)
+		return dev;
+	for (dev = 0; dev < cu->device_count; dev++) {
+		supported = 0;
+		cu->DeviceGetAttribute(&supported,
+				       CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, dev);
+		if (supported)
+			return dev;
+	}
+	return 0;
 }
 
 static int dmabuf_open(struct gdr *g, char *why, size_t why_len)
 {
 	(void)g;
-	pthread_once(&probe_once, probe);
-	if (probe_err)
-		snprintf(why, why_len, "%s", probe_why);
-	return probe_err;
+	pthread_once(&load_once, load);
+	if (!cu) {
+		snprintf(why, why_len, "%s", load_why);
+		return ENODEV;
+	}
+	if (!cu->device_count) {
+		snprintf(why, why_len, "CUDA sees no device");
+		return ENODEV;
+	}
+	return probe_device(device_to_try(), why, why_len);
 }
 
 static int dmabuf_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 		      uint32_t va_space)
 {
 	size_t page = g->host_page_size;
-	struct gdr_cuda_ctx ctx;
-	int ordinal = -1, fd;
+	struct gdr_cuda_scope s;
+	int fd, err;
 	CUresult res;
-	char err[160];
+	char msg[256];
 
 	(void)p2p_token, (void)va_space;
-	res = cu->PointerGetAttribute(&ordinal,
-				      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-				      r->addr);
+	res = gdr_cuda_enter_owner(r->addr, &s);
 	if (res != CUDA_SUCCESS) {
-		gdr_err("0x%llx is not GPU memory CUDA knows: %s",
-			(unsigned long long)r->addr,
-			gdr_cuda_error(cu, res, err, sizeof(err)));
-		return EINVAL;
+		gdr_err("%s", gdr_cuda_scope_error(&s, res, msg, sizeof(msg)));
+		return s.dev < 0 ? EINVAL : ENODEV;
+	}
+	err = probe_device(s.dev, msg, sizeof(msg));
+	if (err) {
+		gdr_err("the dmabuf backend cannot map memory of CUDA device %d: %s",
+			s.dev, msg);
+		goto leave;
 	}
 	/* A dma-buf must stay inside one allocation: export whole host pages
 	 * around the range, not the 64 KiB window. */
 	r->pin_addr = r->addr & ~(uint64_t)(page - 1);
 	r->pin_size = ((r->addr + r->size + page - 1) & ~(uint64_t)(page - 1)) -
 		      r->pin_addr;
-	if (gdr_cuda_ctx_enter(cu, ordinal, &ctx))
-		return ENODEV;
-	fd = export_dmabuf(r->pin_addr, r->pin_size,
+	fd = export_dmabuf(&s, r->pin_addr, r->pin_size,
 			   r->pin_flags & GDR_PIN_FLAG_FORCE_PCIE, &res);
-	gdr_cuda_ctx_leave(cu, &ctx);
 	if (fd < 0) {
-		gdr_err("cuMemGetHandleForAddressRange(0x%llx, %llu) failed: %s",
+		gdr_err("cuMemGetHandleForAddressRange(0x%llx, %llu) on CUDA device %d failed: %s",
 			(unsigned long long)r->pin_addr,
-			(unsigned long long)r->pin_size,
-			gdr_cuda_error(cu, res, err, sizeof(err)));
-		return EINVAL;
+			(unsigned long long)r->pin_size, s.dev,
+			gdr_cuda_error(cu, res, msg, sizeof(msg)));
+		err = EINVAL;
+		goto leave;
 	}
 	r->bhandle = (uint64_t)fd;
-	return 0;
+	/* The device, for the mapping type. */
+	r->bpriv = (void *)(intptr_t)s.dev;
+leave:
+	gdr_cuda_leave(&s);
+	return err;
 }
 
 static int dmabuf_unpin(struct gdr *g, struct gdr_region *r)
@@ -171,13 +240,11 @@ static int dmabuf_get_info(struct gdr *g, struct gdr_region *r,
 /* Coherent platforms map cached unless PCIe was asked for. */
 static gdr_mapping_type_t natural_type(struct gdr_region *r)
 {
-	int coherent = 0, ordinal = 0;
+	int coherent = 0;
 
-	cu->PointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-				r->addr);
 	cu->DeviceGetAttribute(&coherent,
 		CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES,
-		ordinal);
+		(int)(intptr_t)r->bpriv);
 	return coherent && !(r->pin_flags & GDR_PIN_FLAG_FORCE_PCIE) ?
 	       GDR_MAPPING_TYPE_CACHING : GDR_MAPPING_TYPE_WC;
 }

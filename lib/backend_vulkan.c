@@ -30,6 +30,7 @@
 struct vk_import {
 	struct vk_import *next;
 	CUmemGenericAllocationHandle handle;	/* retained once */
+	int dev;				/* the CUDA device it is on */
 	CUdeviceptr base;			/* where it is mapped in CUDA */
 	size_t size;
 	const struct gdr_vk_gpu *gpu;
@@ -74,13 +75,16 @@ static struct vk_import *find_import(CUmemGenericAllocationHandle handle)
 }
 
 static const char *const vmm_advice =
-	"load gdrdrv, or allocate with cuMemCreate with the POSIX file descriptor handle type and gpuDirectRDMACapable (gdrmap_mem_alloc does)";
+	"load gdrdrv, or allocate with cuMemCreate with the POSIX file descriptor handle type and gpuDirectRDMACapable (gdrmap_mem_alloc does; in PyTorch, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)";
 
 /*
- * Export the allocation behind handle and import it into Vulkan; on
- * success the import owns the retained handle.  imports_lock held.
+ * Export the allocation behind handle and import it into Vulkan, on the
+ * Vulkan device with the UUID of the CUDA device that owns it; inside s,
+ * the owner's scope.  On success the import owns the retained handle.
+ * imports_lock held.
  */
-static struct vk_import *import_allocation(struct gdr_region *r, CUdevice dev,
+static struct vk_import *import_allocation(const struct gdr_cuda_scope *s,
+					   struct gdr_region *r,
 					   CUmemGenericAllocationHandle handle)
 {
 	CUmemAllocationProp prop;
@@ -93,7 +97,7 @@ static struct vk_import *import_allocation(struct gdr_region *r, CUdevice dev,
 	gvk_result vres;
 
 	memset(&prop, 0, sizeof(prop));
-	res = cu->MemGetAllocationPropertiesFromHandle(&prop, handle);
+	res = s->call->MemGetAllocationPropertiesFromHandle(&prop, handle);
 	if (res != CUDA_SUCCESS) {
 		gdr_err("cannot read the properties of the allocation at 0x%llx: %s",
 			(unsigned long long)r->addr, cuerr(res, err, sizeof(err)));
@@ -107,26 +111,27 @@ static struct vk_import *import_allocation(struct gdr_region *r, CUdevice dev,
 	imp = calloc(1, sizeof(*imp));
 	if (!imp)
 		return NULL;
-	res = cu->MemGetAddressRange(&imp->base, &imp->size, r->addr);
+	res = s->call->MemGetAddressRange(&imp->base, &imp->size, r->addr);
 	if (res != CUDA_SUCCESS) {
-		gdr_err("cuMemGetAddressRange(0x%llx) failed: %s",
-			(unsigned long long)r->addr, cuerr(res, err, sizeof(err)));
+		gdr_err("cuMemGetAddressRange(0x%llx) on CUDA device %d failed: %s",
+			(unsigned long long)r->addr, s->dev,
+			cuerr(res, err, sizeof(err)));
 		goto free_imp;
 	}
-	res = cu->DeviceGetUuid(&uuid, dev);
+	res = cu->DeviceGetUuid(&uuid, s->dev);
 	if (res != CUDA_SUCCESS) {
-		gdr_err("cuDeviceGetUuid failed: %s",
+		gdr_err("cuDeviceGetUuid(%d) failed: %s", s->dev,
 			cuerr(res, err, sizeof(err)));
 		goto free_imp;
 	}
 	gpu = gdr_vk_gpu_by_uuid((const uint8_t *)uuid.bytes, why, sizeof(why));
 	if (!gpu) {
-		gdr_err("CUDA device %d: %s", dev, why);
+		gdr_err("CUDA device %d: %s", s->dev, why);
 		goto free_imp;
 	}
-	res = cu->MemExportToShareableHandle(&fd, handle,
-					     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-					     0);
+	res = s->call->MemExportToShareableHandle(&fd, handle,
+					CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+					0);
 	if (res != CUDA_SUCCESS) {
 		gdr_err("cuMemExportToShareableHandle failed: %s",
 			cuerr(res, err, sizeof(err)));
@@ -157,6 +162,7 @@ static struct vk_import *import_allocation(struct gdr_region *r, CUdevice dev,
 		goto free_imp;
 	}
 	imp->handle = handle;
+	imp->dev = s->dev;
 	imp->gpu = gpu;
 	imp->next = imports;
 	imports = imp;
@@ -165,6 +171,23 @@ static struct vk_import *import_allocation(struct gdr_region *r, CUdevice dev,
 free_imp:
 	free(imp);
 	return NULL;
+}
+
+/* Give an allocation handle back to CUDA, in its device's context. */
+static void release_handle(int dev, CUmemGenericAllocationHandle handle)
+{
+	struct gdr_cuda_scope s;
+	CUresult res;
+	char err[160];
+
+	res = gdr_cuda_enter(dev, &s);
+	if (res != CUDA_SUCCESS) {
+		gdr_warn("the allocation handle stays retained: %s",
+			 gdr_cuda_scope_error(&s, res, err, sizeof(err)));
+		return;
+	}
+	s.call->MemRelease(handle);
+	gdr_cuda_leave(&s);
 }
 
 static void release_import(struct vk_import *imp)
@@ -178,7 +201,7 @@ static void release_import(struct vk_import *imp)
 		}
 	}
 	vk->free_memory(imp->gpu->dev, imp->mem, NULL);
-	cu->MemRelease(imp->handle);
+	release_handle(imp->dev, imp->handle);
 	free(imp);
 }
 
@@ -186,33 +209,28 @@ static int vulkan_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 		      uint32_t va_space)
 {
 	CUmemGenericAllocationHandle handle;
-	struct gdr_cuda_ctx ctx;
+	struct gdr_cuda_scope s;
 	struct vk_import *imp;
 	unsigned int managed = 0;
-	int ordinal = -1, err = EINVAL;
+	int err = EINVAL;
 	CUresult res;
-	char msg[160];
+	char msg[256];
 
 	(void)g, (void)p2p_token, (void)va_space;
-	res = cu->PointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-				      r->addr);
+	res = gdr_cuda_enter_owner(r->addr, &s);
 	if (res != CUDA_SUCCESS) {
-		gdr_err("0x%llx is not GPU memory CUDA knows (%s): pin memory from cuMemCreate",
-			(unsigned long long)r->addr, cuerr(res, msg, sizeof(msg)));
-		return EINVAL;
+		gdr_err("%s: pin memory from cuMemCreate",
+			gdr_cuda_scope_error(&s, res, msg, sizeof(msg)));
+		return s.dev < 0 ? EINVAL : ENODEV;
 	}
-	if (cu->PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-				    r->addr) == CUDA_SUCCESS && managed) {
+	if (s.call->PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+					r->addr) == CUDA_SUCCESS && managed) {
 		gdr_err("0x%llx is managed memory, which cannot be mapped for the CPU this way: %s",
 			(unsigned long long)r->addr, vmm_advice);
-		return EINVAL;
+		goto leave;
 	}
-	if (gdr_cuda_ctx_enter(cu, ordinal, &ctx)) {
-		gdr_err("no CUDA context can be made current for device %d",
-			ordinal);
-		return ENODEV;
-	}
-	res = cu->MemRetainAllocationHandle(&handle, (void *)(uintptr_t)r->addr);
+	res = s.call->MemRetainAllocationHandle(&handle,
+						(void *)(uintptr_t)r->addr);
 	if (res != CUDA_SUCCESS) {
 		gdr_err("0x%llx is not memory from cuMemCreate (legacy cuMemAlloc memory, or host memory): %s",
 			(unsigned long long)r->addr, vmm_advice);
@@ -222,11 +240,11 @@ static int vulkan_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 	imp = find_import(handle);
 	if (imp) {
 		/* The import already holds a reference. */
-		cu->MemRelease(handle);
+		s.call->MemRelease(handle);
 	} else {
-		imp = import_allocation(r, ordinal, handle);
+		imp = import_allocation(&s, r, handle);
 		if (!imp) {
-			cu->MemRelease(handle);
+			s.call->MemRelease(handle);
 			pthread_mutex_unlock(&imports_lock);
 			goto leave;
 		}
@@ -246,7 +264,7 @@ static int vulkan_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 	}
 	pthread_mutex_unlock(&imports_lock);
 leave:
-	gdr_cuda_ctx_leave(cu, &ctx);
+	gdr_cuda_leave(&s);
 	return err;
 }
 

@@ -160,6 +160,8 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint64_t p2p_token,
 	g->regions = r;
 	pthread_mutex_unlock(&g->lock);
 	*handle = mh;
+	gdr_dbg("%s: pinned [0x%lx, +%zu) with the %s backend", caller, addr,
+		size, g->ops.name);
 	return 0;
 }
 

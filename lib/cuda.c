@@ -1,54 +1,104 @@
 // SPDX-License-Identifier: MIT
 /*
- * CUDA, loaded at run time.  The module-free backends need it; the gdrdrv
- * backend only asks the process's own libcuda (if it already loaded one)
- * to explain a failed pin, which turns "Invalid argument" into advice.
+ * CUDA, loaded at run time, and the one place where the library changes a
+ * thread's current context (cuda_api.h says why it must).  The
+ * module-free backends and gdrmap_mem_alloc need CUDA; the gdrdrv backend
+ * only asks the process's own libcuda (if it already loaded one) to
+ * explain a failed pin, which turns "Invalid argument" into advice.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "cuda_api.h"
+#include "cuda_syms.h"
 #include "internal.h"
+#include "log.h"
 
-static struct gdr_cuda cuda;
+static struct gdr_cuda_syms cuda;
 static const struct gdr_cuda *cuda_ok;
 static char cuda_why[256];
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+static const struct gdr_cuda_syms *given_syms;
 
-static void cuda_load(void)
+/*
+ * Each device's primary context, retained the first time the library
+ * needs it and never released.  Releasing the last reference destroys a
+ * primary context, which costs milliseconds and frees everything in it:
+ * retained and released around each call, every pin in a process that
+ * never retained the primary context itself (one that uses contexts it
+ * created, or none on that thread) would create and destroy one.  The CUDA
+ * runtime keeps primary contexts for the life of the process as well, so
+ * in most processes this reference is one of several.
+ */
+static CUcontext *primary;
+static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void gdr_cuda_use_syms(const struct gdr_cuda_syms *syms)
+{
+	given_syms = syms;
+}
+
+static int load_syms(void)
 {
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	CUresult res;
 
 	if (!lib) {
 		snprintf(cuda_why, sizeof(cuda_why),
 			 "libcuda.so.1 (the NVIDIA driver's CUDA library) cannot be loaded: install the NVIDIA driver, or add its directory to LD_LIBRARY_PATH");
-		return;
+		return -1;
 	}
-#define GDR_CUDA_LOAD(field, sym)					\
-	*(void **)&cuda.field = dlsym(lib, #sym);			\
-	if (!cuda.field) {						\
+#define GDR_CUDA_LOAD(table, field, sym)				\
+	*(void **)&cuda.table.field = dlsym(lib, #sym);			\
+	if (!cuda.table.field) {					\
 		snprintf(cuda_why, sizeof(cuda_why),			\
 			 "libcuda.so.1 has no %s: the NVIDIA driver is too old (CUDA 11.3 or newer needed)", \
 			 #sym);						\
-		return;							\
+		return -1;						\
 	}
-	GDR_CUDA_FUNCS(GDR_CUDA_LOAD)
+#define GDR_CUDA_LOAD_DEV(field, sym) GDR_CUDA_LOAD(dev, field, sym)
+#define GDR_CUDA_LOAD_MEM(field, sym) GDR_CUDA_LOAD(mem, field, sym)
+#define GDR_CUDA_LOAD_CTX(field, sym) GDR_CUDA_LOAD(ctx, field, sym)
+	GDR_CUDA_DEVICE_FUNCS(GDR_CUDA_LOAD_DEV)
+	GDR_CUDA_MEMORY_FUNCS(GDR_CUDA_LOAD_MEM)
+	GDR_CUDA_CONTEXT_FUNCS(GDR_CUDA_LOAD_CTX)
+#undef GDR_CUDA_LOAD_DEV
+#undef GDR_CUDA_LOAD_MEM
+#undef GDR_CUDA_LOAD_CTX
 #undef GDR_CUDA_LOAD
-	res = cuda.Init(0);
+	/* libcuda stays loaded for the life of the process, as CUDA expects. */
+	return 0;
+}
+
+static void cuda_load(void)
+{
+	CUresult res;
+	int n = 0;
+
+	if (given_syms)
+		cuda = *given_syms;
+	else if (load_syms())
+		return;
+	res = cuda.ctx.Init(0);
 	if (res != CUDA_SUCCESS) {
 		char err[128];
 
 		snprintf(cuda_why, sizeof(cuda_why),
 			 "cuInit failed: %s (is an NVIDIA GPU visible here? check nvidia-smi)",
-			 gdr_cuda_error(&cuda, res, err, sizeof(err)));
+			 gdr_cuda_error(&cuda.dev, res, err, sizeof(err)));
 		return;
 	}
-	cuda.DriverGetVersion(&cuda.driver_version);
-	/* libcuda stays loaded for the life of the process, as CUDA expects. */
-	cuda_ok = &cuda;
+	cuda.dev.DriverGetVersion(&cuda.dev.driver_version);
+	if (cuda.dev.DeviceGetCount(&n) != CUDA_SUCCESS || n < 0)
+		n = 0;
+	primary = calloc(n ? (size_t)n : 1, sizeof(*primary));
+	if (!primary) {
+		snprintf(cuda_why, sizeof(cuda_why), "out of memory");
+		return;
+	}
+	cuda.dev.device_count = n;
+	cuda_ok = &cuda.dev;
 }
 
 const struct gdr_cuda *gdr_cuda_get(char *why, size_t why_len)
@@ -73,93 +123,206 @@ const char *gdr_cuda_error(const struct gdr_cuda *cu, CUresult res,
 	return buf;
 }
 
-int gdr_cuda_ctx_enter(const struct gdr_cuda *cu, CUdevice dev,
-		       struct gdr_cuda_ctx *saved)
+/* dev's primary context, retained once (see primary above). */
+static CUresult primary_context(int dev, CUcontext *ctx)
 {
-	CUcontext cur = NULL, primary;
+	CUcontext c = NULL;
+	CUdevice d;
+	CUresult res = CUDA_SUCCESS;
 
-	saved->dev = dev;
-	saved->retained = 0;
-	if (cu->CtxGetCurrent(&cur) == CUDA_SUCCESS && cur)
-		return 0;
-	if (cu->DevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS)
-		return -1;
-	if (cu->CtxSetCurrent(primary) != CUDA_SUCCESS) {
-		cu->DevicePrimaryCtxRelease(dev);
-		return -1;
+	pthread_mutex_lock(&primary_lock);
+	if (!primary[dev]) {
+		res = cuda.ctx.DeviceGet(&d, dev);
+		if (res == CUDA_SUCCESS)
+			res = cuda.ctx.DevicePrimaryCtxRetain(&c, d);
+		if (res == CUDA_SUCCESS)
+			primary[dev] = c;
 	}
-	saved->retained = 1;
-	return 0;
+	*ctx = primary[dev];
+	pthread_mutex_unlock(&primary_lock);
+	return res;
 }
 
-void gdr_cuda_ctx_leave(const struct gdr_cuda *cu, struct gdr_cuda_ctx *saved)
+CUresult gdr_cuda_enter(int dev, struct gdr_cuda_scope *s)
 {
-	if (!saved->retained)
-		return;
-	cu->CtxSetCurrent(NULL);
-	cu->DevicePrimaryCtxRelease(saved->dev);
-	saved->retained = 0;
+	CUcontext cur = NULL, ctx;
+	CUdevice want, cur_dev;
+	CUresult res;
+
+	s->call = NULL;
+	s->dev = dev;
+	s->addr = 0;
+	s->prev = NULL;
+	s->switched = 0;
+	if (!gdr_cuda_get(NULL, 0))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (dev < 0 || dev >= cuda.dev.device_count)
+		return CUDA_ERROR_INVALID_DEVICE;
+	res = cuda.ctx.DeviceGet(&want, dev);
+	if (res == CUDA_SUCCESS)
+		res = cuda.ctx.CtxGetCurrent(&cur);
+	if (res != CUDA_SUCCESS)
+		return res;
+	/*
+	 * Any context of the owner answers for its memory, also memory
+	 * allocated in another of its contexts (measured): a thread already
+	 * in one keeps it, and a process that uses only contexts it created
+	 * gets no primary context from us.
+	 */
+	if (cur && cuda.ctx.CtxGetDevice(&cur_dev) == CUDA_SUCCESS &&
+	    cur_dev == want) {
+		s->call = &cuda.mem;
+		return CUDA_SUCCESS;
+	}
+	res = primary_context(dev, &ctx);
+	if (res == CUDA_SUCCESS)
+		res = cuda.ctx.CtxSetCurrent(ctx);
+	if (res != CUDA_SUCCESS)
+		return res;
+	s->prev = cur;
+	s->switched = 1;
+	s->call = &cuda.mem;
+	return CUDA_SUCCESS;
 }
 
-typedef CUresult (*get_attr_fn)(void *data, CUpointer_attribute attribute,
-				CUdeviceptr ptr);
+CUresult gdr_cuda_enter_owner(uint64_t addr, struct gdr_cuda_scope *s)
+{
+	CUresult res;
+	int dev = -1;
 
-/* cuPointerGetAttribute of a libcuda the process loaded itself, if any. */
-static get_attr_fn loaded_get_attr(void)
+	s->call = NULL;
+	s->dev = -1;
+	s->addr = addr;
+	if (!gdr_cuda_get(NULL, 0))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	/* The one pointer query that answers under any context. */
+	res = cuda.ctx.PointerGetAttribute(&dev,
+					   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+					   addr);
+	if (res != CUDA_SUCCESS)
+		return res;
+	res = gdr_cuda_enter(dev, s);
+	s->addr = addr;
+	return res;
+}
+
+void gdr_cuda_leave(struct gdr_cuda_scope *s)
+{
+	CUresult res;
+
+	if (s->switched) {
+		res = cuda.ctx.CtxSetCurrent(s->prev);
+		/* Only a context destroyed meanwhile cannot be restored. */
+		if (res != CUDA_SUCCESS)
+			gdr_warn("the caller's CUDA context could not be made current again: %d",
+				 res);
+	}
+	s->switched = 0;
+	s->call = NULL;
+}
+
+CUresult gdr_cuda_current_device(int *dev)
+{
+	CUcontext cur = NULL;
+	CUdevice d, want;
+	CUresult res;
+	int i;
+
+	if (!gdr_cuda_get(NULL, 0))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	res = cuda.ctx.CtxGetCurrent(&cur);
+	if (res == CUDA_SUCCESS && !cur)
+		res = CUDA_ERROR_INVALID_CONTEXT;
+	if (res == CUDA_SUCCESS)
+		res = cuda.ctx.CtxGetDevice(&d);
+	if (res != CUDA_SUCCESS)
+		return res;
+	for (i = 0; i < cuda.dev.device_count; i++) {
+		if (cuda.ctx.DeviceGet(&want, i) == CUDA_SUCCESS && want == d) {
+			*dev = i;
+			return CUDA_SUCCESS;
+		}
+	}
+	return CUDA_ERROR_INVALID_DEVICE;
+}
+
+const char *gdr_cuda_scope_error(const struct gdr_cuda_scope *s, CUresult res,
+				 char *buf, size_t len)
+{
+	char err[160];
+
+	gdr_cuda_error(cuda_ok, res, err, sizeof(err));
+	if (s->dev < 0)
+		snprintf(buf, len, "0x%llx is not GPU memory CUDA knows (%s)",
+			 (unsigned long long)s->addr, err);
+	else if (res == CUDA_ERROR_INVALID_DEVICE)
+		snprintf(buf, len, "there is no CUDA device %d (this process sees %d)",
+			 s->dev, cuda_ok ? cuda_ok->device_count : 0);
+	else
+		snprintf(buf, len, "no context of CUDA device %d can be made current: %s",
+			 s->dev, err);
+	return buf;
+}
+
+/* Whether the process itself has loaded CUDA (or a test gave us one). */
+static int process_uses_cuda(void)
 {
 	void *lib;
-	get_attr_fn fn;
 
-	if (cuda_ok)
-		return cuda_ok->PointerGetAttribute;
+	if (cuda_ok || given_syms)
+		return 1;
 	lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	if (!lib)
-		return NULL;
-	*(void **)&fn = dlsym(lib, "cuPointerGetAttribute");
+		return 0;
 	/* Still loaded afterwards: the process loaded it before us. */
 	dlclose(lib);
-	return fn;
+	return 1;
 }
 
 int gdr_cuda_explain_range(uint64_t addr, uint64_t size, char *buf,
 			   size_t len)
 {
-	get_attr_fn get_attr = loaded_get_attr();
+	struct gdr_cuda_scope s;
 	unsigned int type = 0, managed = 0;
 	CUdeviceptr base = 0;
 	size_t range = 0;
+	int said = 1;
 
-	if (!get_attr)
+	if (!process_uses_cuda() || !gdr_cuda_get(NULL, 0))
 		return 0;
-	if (get_attr(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, addr) !=
-	    CUDA_SUCCESS) {
+	if (gdr_cuda_enter_owner(addr, &s) != CUDA_SUCCESS) {
+		if (s.dev >= 0)
+			return 0;
 		snprintf(buf, len,
 			 "0x%llx is not memory CUDA knows (not allocated, already freed, or plain host memory): pin memory from cuMemAlloc or cuMemCreate",
 			 (unsigned long long)addr);
 		return 1;
 	}
-	if (get_attr(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, addr) ==
-	    CUDA_SUCCESS && managed) {
+	if (s.call->PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+					addr) == CUDA_SUCCESS && managed)
 		snprintf(buf, len,
 			 "0x%llx is managed memory (cuMemAllocManaged), which cannot be pinned for the CPU: allocate with cuMemAlloc or cuMemCreate",
 			 (unsigned long long)addr);
-		return 1;
-	}
-	if (type == CU_MEMORYTYPE_HOST) {
+	else if (s.call->PointerGetAttribute(&type,
+					     CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+					     addr) == CUDA_SUCCESS &&
+		 type == CU_MEMORYTYPE_HOST)
 		snprintf(buf, len,
 			 "0x%llx is host memory, not GPU memory: the CPU can use it directly, no pin is needed",
 			 (unsigned long long)addr);
-		return 1;
-	}
-	if (get_attr(&base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, addr) ==
-	    CUDA_SUCCESS &&
-	    get_attr(&range, CU_POINTER_ATTRIBUTE_RANGE_SIZE, addr) ==
-	    CUDA_SUCCESS && addr + size > base + range) {
+	else if (s.call->PointerGetAttribute(&base,
+					     CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+					     addr) == CUDA_SUCCESS &&
+		 s.call->PointerGetAttribute(&range,
+					     CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+					     addr) == CUDA_SUCCESS &&
+		 addr + size > base + range)
 		snprintf(buf, len,
 			 "[0x%llx, +%llu) runs past the end of its allocation [0x%llx, +%zu): pin inside one allocation",
 			 (unsigned long long)addr, (unsigned long long)size,
 			 (unsigned long long)base, range);
-		return 1;
-	}
-	return 0;
+	else
+		said = 0;
+	gdr_cuda_leave(&s);
+	return said;
 }

@@ -3,27 +3,39 @@
  * The CUDA driver API, loaded at run time from libcuda.so.1 (cuda.c): the
  * library builds and runs without CUDA, and only the backends that need it
  * load it.
+ *
+ * The functions are split by what they need.  Device queries answer under
+ * any current context and sit in struct gdr_cuda.  Queries and operations
+ * on memory answer only in a context of the device that owns the memory
+ * (the real driver, measured on an H100 with driver 580:
+ * cuMemGetAddressRange and cuMemGetHandleForAddressRange fail with
+ * INVALID_CONTEXT when no context is current and with NOT_FOUND under
+ * another device's context), so they are reachable only through a scope:
+ * gdr_cuda_enter_owner() or gdr_cuda_enter() make the owning device's
+ * context current and hand out the table, gdr_cuda_leave() restores the
+ * caller's context exactly.  A new memory query added to
+ * GDR_CUDA_MEMORY_FUNCS cannot be called any other way.
  */
 #ifndef GDRMAP_CUDA_API_H
 #define GDRMAP_CUDA_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
 
-/* (field, exported symbol) of every function used. */
-#define GDR_CUDA_FUNCS(X)						\
-	X(Init, cuInit)							\
+/* (field, exported symbol): calls that need no current context. */
+#define GDR_CUDA_DEVICE_FUNCS(X)					\
 	X(DriverGetVersion, cuDriverGetVersion)				\
-	X(DeviceGet, cuDeviceGet)					\
 	X(DeviceGetCount, cuDeviceGetCount)				\
 	X(DeviceGetAttribute, cuDeviceGetAttribute)			\
 	X(DeviceGetUuid, cuDeviceGetUuid)				\
-	X(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain)		\
-	X(DevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2)	\
-	X(CtxGetCurrent, cuCtxGetCurrent)				\
-	X(CtxSetCurrent, cuCtxSetCurrent)				\
+	X(GetErrorName, cuGetErrorName)					\
+	X(GetErrorString, cuGetErrorString)
+
+/* Calls made for memory of one device, in a context of that device. */
+#define GDR_CUDA_MEMORY_FUNCS(X)					\
 	X(PointerGetAttribute, cuPointerGetAttribute)			\
 	X(MemGetAddressRange, cuMemGetAddressRange_v2)			\
 	X(MemRetainAllocationHandle, cuMemRetainAllocationHandle)	\
@@ -40,15 +52,18 @@
 	X(MemMap, cuMemMap)						\
 	X(MemUnmap, cuMemUnmap)						\
 	X(MemSetAccess, cuMemSetAccess)					\
-	X(MemGetAllocationGranularity, cuMemGetAllocationGranularity)	\
-	X(GetErrorName, cuGetErrorName)					\
-	X(GetErrorString, cuGetErrorString)
+	X(MemGetAllocationGranularity, cuMemGetAllocationGranularity)
+
+#define GDR_CUDA_FIELD(field, sym) __typeof__(&sym) field;
 
 struct gdr_cuda {
-#define GDR_CUDA_FIELD(field, sym) __typeof__(&sym) field;
-	GDR_CUDA_FUNCS(GDR_CUDA_FIELD)
-#undef GDR_CUDA_FIELD
+	GDR_CUDA_DEVICE_FUNCS(GDR_CUDA_FIELD)
 	int driver_version;
+	int device_count;
+};
+
+struct gdr_cuda_memory {
+	GDR_CUDA_MEMORY_FUNCS(GDR_CUDA_FIELD)
 };
 
 /*
@@ -62,17 +77,37 @@ const char *gdr_cuda_error(const struct gdr_cuda *cu, CUresult res,
 			   char *buf, size_t len);
 
 /*
- * Make a context current for a call made on behalf of the caller: if the
- * thread has none, the primary context of dev is retained and made
- * current.  gdr_cuda_ctx_leave undoes exactly what enter did.
+ * A stretch of code that runs in a context of one device.  call is the
+ * memory table while the scope is entered, NULL otherwise.
  */
-struct gdr_cuda_ctx {
-	CUdevice dev;
-	int retained;
+struct gdr_cuda_scope {
+	const struct gdr_cuda_memory *call;
+	int dev;		/* the device; -1: the owner is unknown */
+	uint64_t addr;		/* what enter_owner looked up */
+	CUcontext prev;		/* the caller's context, restored on leave */
+	int switched;
 };
-int gdr_cuda_ctx_enter(const struct gdr_cuda *cu, CUdevice dev,
-		       struct gdr_cuda_ctx *saved);
-void gdr_cuda_ctx_leave(const struct gdr_cuda *cu,
-			struct gdr_cuda_ctx *saved);
+
+/*
+ * Enter a context of device dev (an ordinal): the calling thread's own if
+ * it is already one of dev's, else dev's primary context.  Returns the
+ * CUDA error that prevented it (then nothing changed and s->call is NULL).
+ */
+CUresult gdr_cuda_enter(int dev, struct gdr_cuda_scope *s);
+
+/* The same for the device that owns the memory at addr (s->dev is -1 if
+ * CUDA does not know the address). */
+CUresult gdr_cuda_enter_owner(uint64_t addr, struct gdr_cuda_scope *s);
+
+/* Restore the context that was current before the scope was entered. */
+void gdr_cuda_leave(struct gdr_cuda_scope *s);
+
+/* The device (ordinal) of the calling thread's current context; an error
+ * if it has none. */
+CUresult gdr_cuda_current_device(int *dev);
+
+/* Why entering s failed with res, for a message. */
+const char *gdr_cuda_scope_error(const struct gdr_cuda_scope *s, CUresult res,
+				 char *buf, size_t len);
 
 #endif /* GDRMAP_CUDA_API_H */

@@ -26,7 +26,7 @@ GDR_API int gdrmap_mem_alloc(int device, size_t size, unsigned long *dptr)
 	CUmemAllocationProp prop;
 	CUmemAccessDesc access;
 	CUmemGenericAllocationHandle handle;
-	struct gdr_cuda_ctx ctx;
+	struct gdr_cuda_scope s;
 	const struct gdr_cuda *cu;
 	CUdeviceptr ptr = 0;
 	size_t gran = 0;
@@ -43,9 +43,9 @@ GDR_API int gdrmap_mem_alloc(int device, size_t size, unsigned long *dptr)
 		gdr_err("%s", why);
 		return ENODEV;
 	}
-	if (gdr_cuda_ctx_enter(cu, device, &ctx)) {
-		gdr_err("CUDA device %d cannot be used (no such device?)",
-			device);
+	res = gdr_cuda_enter(device, &s);
+	if (res != CUDA_SUCCESS) {
+		gdr_err("%s", gdr_cuda_scope_error(&s, res, why, sizeof(why)));
 		return ENODEV;
 	}
 	cu->DeviceGetAttribute(&rdma,
@@ -63,8 +63,8 @@ GDR_API int gdrmap_mem_alloc(int device, size_t size, unsigned long *dptr)
 	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	prop.location.id = device;
 	prop.allocFlags.gpuDirectRDMACapable = rdma ? 1 : 0;
-	res = cu->MemGetAllocationGranularity(&gran, &prop,
-					      CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+	res = s.call->MemGetAllocationGranularity(&gran, &prop,
+					CU_MEM_ALLOC_GRANULARITY_MINIMUM);
 	if (res != CUDA_SUCCESS || !gran) {
 		err = cuda_failed(cu, "cuMemGetAllocationGranularity", res);
 		goto leave;
@@ -75,17 +75,17 @@ GDR_API int gdrmap_mem_alloc(int device, size_t size, unsigned long *dptr)
 		goto leave;
 	}
 	size = (size + gran - 1) / gran * gran;
-	res = cu->MemCreate(&handle, size, &prop, 0);
+	res = s.call->MemCreate(&handle, size, &prop, 0);
 	if (res != CUDA_SUCCESS) {
 		err = cuda_failed(cu, "cuMemCreate", res);
 		goto leave;
 	}
-	res = cu->MemAddressReserve(&ptr, size, gran, 0, 0);
+	res = s.call->MemAddressReserve(&ptr, size, gran, 0, 0);
 	if (res != CUDA_SUCCESS) {
 		err = cuda_failed(cu, "cuMemAddressReserve", res);
 		goto release;
 	}
-	res = cu->MemMap(ptr, size, 0, handle, 0);
+	res = s.call->MemMap(ptr, size, 0, handle, 0);
 	if (res != CUDA_SUCCESS) {
 		err = cuda_failed(cu, "cuMemMap", res);
 		goto free_va;
@@ -93,50 +93,62 @@ GDR_API int gdrmap_mem_alloc(int device, size_t size, unsigned long *dptr)
 	memset(&access, 0, sizeof(access));
 	access.location = prop.location;
 	access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-	res = cu->MemSetAccess(ptr, size, &access, 1);
+	res = s.call->MemSetAccess(ptr, size, &access, 1);
 	if (res != CUDA_SUCCESS) {
 		err = cuda_failed(cu, "cuMemSetAccess", res);
 		goto unmap;
 	}
 	/* The mapping holds the memory; the handle is not needed any more. */
-	cu->MemRelease(handle);
-	gdr_cuda_ctx_leave(cu, &ctx);
+	s.call->MemRelease(handle);
+	gdr_cuda_leave(&s);
 	*dptr = (unsigned long)ptr;
 	return 0;
 
 unmap:
-	cu->MemUnmap(ptr, size);
+	s.call->MemUnmap(ptr, size);
 free_va:
-	cu->MemAddressFree(ptr, size);
+	s.call->MemAddressFree(ptr, size);
 release:
-	cu->MemRelease(handle);
+	s.call->MemRelease(handle);
 leave:
-	gdr_cuda_ctx_leave(cu, &ctx);
+	gdr_cuda_leave(&s);
 	return err;
 }
 
 GDR_API int gdrmap_mem_free(unsigned long dptr)
 {
 	const struct gdr_cuda *cu = gdr_cuda_get(NULL, 0);
+	struct gdr_cuda_scope s;
 	CUdeviceptr base = 0;
 	size_t size = 0;
 	CUresult res;
+	int err = 0;
 
 	if (!cu || !dptr) {
 		gdr_err("%s", !dptr ? "dptr is 0" : "CUDA is not loaded");
 		return EINVAL;
 	}
-	res = cu->MemGetAddressRange(&base, &size, dptr);
-	if (res != CUDA_SUCCESS || base != dptr) {
+	if (gdr_cuda_enter_owner(dptr, &s) != CUDA_SUCCESS) {
 		gdr_err("0x%lx is not an address returned by gdrmap_mem_alloc",
 			dptr);
 		return EINVAL;
 	}
-	res = cu->MemUnmap(base, size);
+	res = s.call->MemGetAddressRange(&base, &size, dptr);
+	if (res != CUDA_SUCCESS || base != dptr) {
+		gdr_err("0x%lx is not an address returned by gdrmap_mem_alloc",
+			dptr);
+		err = EINVAL;
+		goto leave;
+	}
+	res = s.call->MemUnmap(base, size);
+	if (res != CUDA_SUCCESS) {
+		err = cuda_failed(cu, "cuMemUnmap", res);
+		goto leave;
+	}
+	res = s.call->MemAddressFree(base, size);
 	if (res != CUDA_SUCCESS)
-		return cuda_failed(cu, "cuMemUnmap", res);
-	res = cu->MemAddressFree(base, size);
-	if (res != CUDA_SUCCESS)
-		return cuda_failed(cu, "cuMemAddressFree", res);
-	return 0;
+		err = cuda_failed(cu, "cuMemAddressFree", res);
+leave:
+	gdr_cuda_leave(&s);
+	return err;
 }

@@ -10,6 +10,8 @@
 static struct tcu cu;
 static int loaded;		/* 0 not tried, 1 ok, -1 failed */
 static char load_why[320];
+/* Primary contexts retained by tcu_use_device, by device index. */
+static CUcontext primary[64];
 
 static int load(void)
 {
@@ -111,5 +113,35 @@ int tcu_device_info(const struct tcu *c, int index, struct gpu_info *gi,
 			      CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
 	c->DeviceGetAttribute(&gi->cc_minor,
 			      CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+	return 0;
+}
+
+int tcu_use_device(const struct tcu *c, int index, CUcontext *ctx,
+		   char *err, size_t errlen)
+{
+	char e[160];
+	CUdevice dev;
+	CUresult res = CUDA_SUCCESS;
+
+	if (index < 0 || index >= c->device_count ||
+	    index >= (int)(sizeof(primary) / sizeof(primary[0]))) {
+		snprintf(err, errlen, "no CUDA device %d (this machine has %d)",
+			 index, c->device_count);
+		return -1;
+	}
+	if (!primary[index]) {
+		res = c->DeviceGet(&dev, index);
+		if (res == CUDA_SUCCESS)
+			res = c->DevicePrimaryCtxRetain(&primary[index], dev);
+	}
+	if (res == CUDA_SUCCESS)
+		res = c->CtxSetCurrent(primary[index]);
+	if (res != CUDA_SUCCESS) {
+		snprintf(err, errlen, "no CUDA context on device %d: %s", index,
+			 tcu_error(res, e, sizeof(e)));
+		return -1;
+	}
+	if (ctx)
+		*ctx = primary[index];
 	return 0;
 }

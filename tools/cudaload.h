@@ -25,7 +25,6 @@
 	X(DeviceGetPCIBusId, cuDeviceGetPCIBusId)			\
 	X(DeviceTotalMem, cuDeviceTotalMem_v2)				\
 	X(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain)		\
-	X(DevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2)	\
 	X(CtxSetCurrent, cuCtxSetCurrent)				\
 	X(CtxSynchronize, cuCtxSynchronize)				\
 	X(MemAlloc, cuMemAlloc_v2)					\
@@ -79,5 +78,14 @@ struct gpu_info {
 
 int tcu_device_info(const struct tcu *cu, int index, struct gpu_info *gi,
 		    char *err, size_t errlen);
+
+/*
+ * Make device index's primary context the calling thread's current one,
+ * so that the CUDA calls made for that device run in its context; every
+ * device's is retained once and kept until the process ends.  0, or -1
+ * with err saying why; *ctx (if not NULL) is the context.
+ */
+int tcu_use_device(const struct tcu *cu, int index, CUcontext *ctx,
+		   char *err, size_t errlen);
 
 #endif /* GDRMAP_TOOLS_CUDALOAD_H */

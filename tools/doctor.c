@@ -258,6 +258,7 @@ int cmd_doctor(int argc, char **argv)
 	static struct gpu gpus[MAX_GPUS];
 	static struct nic nics[MAX_NICS];
 	struct backend_probe bp[NR_BACKENDS];
+	int devs[MAX_GPUS];
 	struct report r;
 	struct opts o;
 	char why[512], err[256], nv[64];
@@ -305,7 +306,9 @@ int cmd_doctor(int argc, char **argv)
 		}
 	}
 	nn = rdma_nics(nics, MAX_NICS);
-	probe_backends(bp, cu, ng ? gpus[0].info.index : 0);
+	for (i = 0; i < ng; i++)
+		devs[i] = gpus[i].info.index;
+	probe_backends(bp, cu, devs, ng);
 	backend_checks(&cs, bp, cu != NULL, &r.chosen);
 	system_checks(&cs, gpus, ng, nics, nn);
 

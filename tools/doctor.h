@@ -101,11 +101,12 @@ struct backend_probe {
 /*
  * gdr_open with each backend forced in turn (GDRMAP_BACKEND), the
  * library's log captured to explain refusals; for each usable one, if
- * CUDA works, a pin/map/copy self-test on device dev.  Call before any
- * other use of the library in the process: its logging is configured
- * once.
+ * CUDA works, a pin/map/copy self-test on each of the ndevs devices devs,
+ * in that device's context.  Call before any other use of the library in
+ * the process: its logging is configured once.
  */
-void probe_backends(struct backend_probe *bp, const struct tcu *cu, int dev);
+void probe_backends(struct backend_probe *bp, const struct tcu *cu,
+		    const int *devs, int ndevs);
 
 /* --- the report (doctor.c gathers, doctor_json.c writes JSON) --- */
 

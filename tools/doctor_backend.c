@@ -81,7 +81,8 @@ static void advise_gdrdrv(struct backend_probe *b)
 			 "see the reason; GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1 shows every step");
 }
 
-static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu)
+static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu,
+			  int dev)
 {
 	int attr = 0;
 
@@ -90,7 +91,8 @@ static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu)
 			 "needs CUDA and a GPU (an NVIDIA driver with CUDA 13.3 or newer)");
 		return;
 	}
-	cu->DeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0);
+	cu->DeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
+			       dev);
 	if (!attr)
 		snprintf(b->fix, sizeof(b->fix),
 			 "the driver exports no dma-buf for this GPU: use NVIDIA's open kernel modules and a CUDA 13.3+ driver, or gdrdrv or vulkan");
@@ -103,7 +105,8 @@ static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu)
 			 "see the reason; GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1 shows every step");
 }
 
-static void advise_vulkan(struct backend_probe *b, const struct tcu *cu)
+static void advise_vulkan(struct backend_probe *b, const struct tcu *cu,
+			  int dev)
 {
 	void *vk;
 	int fd_ok = 1;
@@ -120,7 +123,7 @@ static void advise_vulkan(struct backend_probe *b, const struct tcu *cu)
 	}
 	dlclose(vk);
 	cu->DeviceGetAttribute(&fd_ok,
-		CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 0);
+		CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, dev);
 	if (strstr(b->why, "host-visible"))
 		snprintf(b->fix, sizeof(b->fix),
 			 "no device-local host-visible Vulkan memory type: enable Resizable BAR (large BAR1) in the firmware, or use gdrdrv");
@@ -226,13 +229,48 @@ out:
 	free(got);
 }
 
-void probe_backends(struct backend_probe *bp, const struct tcu *cu, int dev)
+/*
+ * The self-test on each GPU in turn, each in its own context; the first
+ * failure is the result, else what the first GPU's test did.
+ */
+static void self_test_gpus(struct backend_probe *b, gdr_t g,
+			   const struct tcu *cu, const int *devs, int ndevs)
+{
+	char first[sizeof(b->test)], list[128] = "", why[256];
+	size_t used = 0;
+	int i;
+
+	for (i = 0; i < ndevs; i++) {
+		b->test_ok = false;
+		if (tcu_use_device(cu, devs[i], NULL, why, sizeof(why))) {
+			b->tested = true;
+			snprintf(b->test, sizeof(b->test), "%s", why);
+			return;
+		}
+		self_test(b, g, cu, devs[i]);
+		if (!b->test_ok) {
+			snprintf(first, sizeof(first), "%s", b->test);
+			snprintf(b->test, sizeof(b->test), "GPU %d: %.280s",
+				 devs[i], first);
+			return;
+		}
+		if (!i)
+			snprintf(first, sizeof(first), "%s", b->test);
+		if (used < sizeof(list))
+			used += (size_t)snprintf(list + used, sizeof(list) - used,
+						 "%s%d", i ? ", " : "", devs[i]);
+	}
+	if (ndevs)
+		snprintf(b->test, sizeof(b->test), "GPU%s %s: %.180s",
+			 ndevs > 1 ? "s" : "", list, first);
+}
+
+void probe_backends(struct backend_probe *bp, const struct tcu *cu,
+		    const int *devs, int ndevs)
 {
 	static const char *const vars[] = { "GDRMAP_BACKEND",
 		"GDRCOPY_ENABLE_LOGGING", "GDRCOPY_LOG_LEVEL" };
 	char *saved[3], log[8192];
-	CUcontext ctx = NULL;
-	CUdevice cudev;
 	gdr_t g;
 	int i, err;
 
@@ -244,9 +282,9 @@ void probe_backends(struct backend_probe *bp, const struct tcu *cu, int dev)
 	/* Read once by the library, at its first message. */
 	setenv("GDRCOPY_ENABLE_LOGGING", "1", 1);
 	setenv("GDRCOPY_LOG_LEVEL", "2", 1);
-	if (cu && cu->DeviceGet(&cudev, dev) == CUDA_SUCCESS &&
-	    cu->DevicePrimaryCtxRetain(&ctx, cudev) == CUDA_SUCCESS)
-		cu->CtxSetCurrent(ctx);
+	/* gdr_open runs in the first GPU's context, as an application's. */
+	if (cu && ndevs)
+		tcu_use_device(cu, devs[0], NULL, log, sizeof(log));
 	for (i = 0; i < NR_BACKENDS; i++) {
 		struct backend_probe *b = &bp[i];
 
@@ -260,8 +298,8 @@ void probe_backends(struct backend_probe *bp, const struct tcu *cu, int dev)
 		if (g) {
 			b->usable = true;
 			gdr_driver_get_version(g, &b->drv_major, &b->drv_minor);
-			if (ctx)
-				self_test(b, g, cu, dev);
+			if (cu)
+				self_test_gpus(b, g, cu, devs, ndevs);
 			gdr_close(g);
 		}
 		capture_end(log, sizeof(log));
@@ -273,9 +311,9 @@ void probe_backends(struct backend_probe *bp, const struct tcu *cu, int dev)
 		if (i == 0)
 			advise_gdrdrv(b);
 		else if (i == 1)
-			advise_dmabuf(b, cu);
+			advise_dmabuf(b, cu, ndevs ? devs[0] : 0);
 		else
-			advise_vulkan(b, cu);
+			advise_vulkan(b, cu, ndevs ? devs[0] : 0);
 	}
 	for (i = 0; i < 3; i++) {
 		if (saved[i])
@@ -284,8 +322,6 @@ void probe_backends(struct backend_probe *bp, const struct tcu *cu, int dev)
 			unsetenv(vars[i]);
 		free(saved[i]);
 	}
-	if (ctx) {
+	if (cu && ndevs)
 		cu->CtxSetCurrent(NULL);
-		cu->DevicePrimaryCtxRelease(cudev);
-	}
 }

@@ -36,9 +36,7 @@ int fail(const struct opts *o, int code, const char *fmt, ...)
 
 int session_open(struct session *s, const struct opts *o)
 {
-	char why[512], e[160];
-	CUcontext ctx;
-	CUresult res;
+	char why[512];
 	int b = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -52,18 +50,9 @@ int session_open(struct session *s, const struct opts *o)
 	if (cpus_choose(o->cpus, s->gpu.busid[0] ? s->gpu.busid : NULL,
 			&s->cpus, why, sizeof(why)))
 		return fail(o, EXIT_USAGE, "%s", why);
-	res = s->cu->DeviceGet(&s->dev, o->device);
-	if (res == CUDA_SUCCESS)
-		res = s->cu->DevicePrimaryCtxRetain(&ctx, s->dev);
-	if (res != CUDA_SUCCESS)
-		return fail(o, EXIT_CANNOT, "no CUDA context on device %d: %s",
-			    o->device, tcu_error(res, e, sizeof(e)));
-	s->ctx_retained = true;
-	s->ctx = ctx;
-	res = s->cu->CtxSetCurrent(ctx);
-	if (res != CUDA_SUCCESS)
-		return fail(o, EXIT_CANNOT, "cuCtxSetCurrent: %s",
-			    tcu_error(res, e, sizeof(e)));
+	/* Every CUDA call the command makes is for device -d. */
+	if (tcu_use_device(s->cu, o->device, &s->ctx, why, sizeof(why)))
+		return fail(o, EXIT_CANNOT, "%s", why);
 	s->g = gdr_open();
 	if (!s->g)
 		return fail(o, EXIT_CANNOT,
@@ -92,11 +81,9 @@ void session_close(struct session *s)
 	if (s->g)
 		gdr_close(s->g);
 	s->g = NULL;
-	if (s->ctx_retained) {
+	if (s->ctx)
 		s->cu->CtxSetCurrent(NULL);
-		s->cu->DevicePrimaryCtxRelease(s->dev);
-		s->ctx_retained = false;
-	}
+	s->ctx = NULL;
 }
 
 int gpu_alloc(struct session *s, size_t size, CUdeviceptr *base)

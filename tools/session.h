@@ -41,9 +41,7 @@ struct session {
 	const struct opts *o;
 	const struct tcu *cu;
 	struct gpu_info gpu;
-	CUdevice dev;
 	CUcontext ctx;		/* the device's primary context */
-	bool ctx_retained;
 	struct cpu_choice cpus;
 	int cpu;		/* where the measuring thread runs; -1: anywhere */
 	gdr_t g;

@@ -3,10 +3,11 @@
  * nvsim: gdrmap's simulated GPU - internal declarations.
  *
  * Locking: one global mutex, nvsim_lock, protects every object below (the
- * device's page allocator, contexts, handles, mappings, memory objects,
- * pins and counters).  It plays the role of NVIDIA's RM API lock: free
- * callbacks run with it held, so a put_pages racing with a callback waits
- * for it.  Reference counts are plain integers changed under the lock.
+ * GPU table, each GPU's page allocator and counters, contexts, handles,
+ * mappings, memory objects and pins).  It plays the role of NVIDIA's RM
+ * API lock: free callbacks run with it held, so a put_pages racing with a
+ * callback waits for it.  Reference counts are plain integers changed
+ * under the lock.
  */
 #ifndef _NVSIM_H
 #define _NVSIM_H
@@ -24,11 +25,28 @@
 
 struct pci_dev;
 struct mm_struct;
+struct proc_dir_entry;
 
-/* The simulated GPU: BAR2 of an ivshmem-plain device. */
+/*
+ * What happened on one GPU; /proc/driver/nvsim/gpuN shows them, and the
+ * files above it their sums over every GPU.
+ */
+struct nvsim_counters {
+	unsigned long outstanding_pins;
+	unsigned long persistent_pins;
+	unsigned long pinned_pages;
+	unsigned long callbacks_fired;
+	unsigned long allocations;
+	unsigned long get_pages_calls;
+	unsigned long put_pages_calls;
+	unsigned long dmabufs;
+};
+
+/* One simulated GPU: BAR2 of an ivshmem-plain device. */
 struct nvsim_dev {
 	struct kref kref;
 	struct pci_dev *pdev;
+	unsigned int index;	/* CUDA ordinal: slot in nvsim_gpus[] */
 	phys_addr_t bar_phys;	/* CPU physical address of BAR2 */
 	u64 bar_bus;		/* bus address of BAR2 (for dma_map_pages) */
 	u64 bar_size;		/* bytes used: npages * 64 KiB */
@@ -37,6 +55,8 @@ struct nvsim_dev {
 	unsigned long used;	/* pages allocated */
 	unsigned long *bitmap;	/* 1 = page allocated */
 	u8 uuid[NVIDIA_P2P_GPU_UUID_LEN];
+	struct nvsim_counters count;
+	struct proc_dir_entry *proc;	/* /proc/driver/nvsim/gpuN */
 };
 
 /* A memory object: a set of BAR pages (cuMemCreate, cuMemAlloc). */
@@ -55,11 +75,13 @@ struct nvsim_handle {
 	unsigned long refs;	/* cuMemRelease calls to come */
 };
 
-/* An open /dev/nvsim: one process's device address space. */
+/*
+ * An open /dev/nvsim: one process's device address space, shared by every
+ * GPU (unified addressing); each memory object names its own GPU.
+ */
 struct nvsim_ctx {
 	struct list_head node;		/* nvsim_ctxs */
 	struct mm_struct *mm;		/* mmgrab'ed; identifies the process */
-	struct nvsim_dev *gpu;		/* holds a device reference */
 	u64 p2p_token;
 	u32 va_space;
 	struct list_head maps;		/* struct nvsim_mapping, by address */
@@ -101,24 +123,22 @@ struct nvsim_dma_map {
 	struct list_head node;			/* pin->dma_maps */
 };
 
-struct nvsim_counters {
-	unsigned long outstanding_pins;
-	unsigned long persistent_pins;
-	unsigned long pinned_pages;
-	unsigned long callbacks_fired;
-	unsigned long allocations;
-	unsigned long get_pages_calls;
-	unsigned long put_pages_calls;
-	unsigned long dmabufs;
+extern struct mutex nvsim_lock;
+/* The GPUs by CUDA ordinal; NULL where none is bound. */
+extern struct nvsim_dev *nvsim_gpus[NVSIM_MAX_DEVICES];
+extern unsigned int nvsim_ngpus;	/* slots in use: highest index + 1 */
+extern struct list_head nvsim_ctxs;
+extern struct list_head nvsim_pins;
+
+/* Of the nvidia_p2p_* API as a whole, not of one GPU; nvsim_lock. */
+struct nvsim_p2p_counters {
+	unsigned long get_pages_requests;	/* every call, valid or not */
+	unsigned long put_pages_requests;	/* every call with a table */
 	unsigned long stale_puts;	/* put_pages of a table freed already */
 	unsigned long recycled_tables;	/* pins on a table a callback freed */
 };
 
-extern struct mutex nvsim_lock;
-extern struct nvsim_dev *nvsim_gpu;	/* NULL when no device is bound */
-extern struct list_head nvsim_ctxs;
-extern struct list_head nvsim_pins;
-extern struct nvsim_counters nvsim_count;
+extern struct nvsim_p2p_counters nvsim_p2p_count;
 extern bool nvsim_scatter;
 extern bool nvsim_poison;
 extern bool nvsim_dmabuf;
@@ -127,6 +147,7 @@ extern bool nvsim_dmabuf_mmap;
 /* nvsim_main.c */
 void nvsim_dev_get(struct nvsim_dev *gpu);
 void nvsim_dev_put(struct nvsim_dev *gpu);
+struct nvsim_dev *nvsim_gpu_by_index(u32 index);
 
 /* nvsim_mem.c */
 void nvsim_mem_put(struct nvsim_mem *mem);

@@ -39,7 +39,7 @@ static void nvsim_dmabuf_release(struct dma_buf *dmabuf)
 	struct nvsim_dmabuf *b = dmabuf->priv;
 
 	mutex_lock(&nvsim_lock);
-	nvsim_count.dmabufs--;
+	b->mem->gpu->count.dmabufs--;
 	nvsim_mem_put(b->mem);
 	mutex_unlock(&nvsim_lock);
 	kfree(b);
@@ -113,7 +113,7 @@ int nvsim_export_dmabuf(struct nvsim_ctx *ctx, struct nvsim_export_dmabuf *a)
 	b->mem = map->mem;
 	b->mem->refs++;
 	b->offset = map->offset + (a->va - map->va);
-	nvsim_count.dmabufs++;
+	b->mem->gpu->count.dmabufs++;
 	mutex_unlock(&nvsim_lock);
 
 	exp.ops = &nvsim_dmabuf_ops;
@@ -123,7 +123,7 @@ int nvsim_export_dmabuf(struct nvsim_ctx *ctx, struct nvsim_export_dmabuf *a)
 	dmabuf = dma_buf_export(&exp);
 	if (IS_ERR(dmabuf)) {
 		mutex_lock(&nvsim_lock);
-		nvsim_count.dmabufs--;
+		b->mem->gpu->count.dmabufs--;
 		nvsim_mem_put(b->mem);
 		mutex_unlock(&nvsim_lock);
 		kfree(b);

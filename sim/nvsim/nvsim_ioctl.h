@@ -6,16 +6,19 @@
  * 8 bytes with explicit padding, so the layout is the same everywhere.
  *
  * Model:
- *   - device memory is the BAR2 of a QEMU ivshmem-plain device, cut into
- *     64 KiB pages;
- *   - a "memory object" (mem) is a set of those pages (cuMemCreate /
+ *   - each simulated GPU is one QEMU ivshmem-plain device; its memory is
+ *     that device's BAR2, cut into 64 KiB pages.  GPUs are numbered from
+ *     0 in the order nvsim found them (PCI order) and named by that
+ *     "device" index in the ioctls below;
+ *   - a "memory object" (mem) is a set of pages of one GPU (cuMemCreate /
  *     cuMemAlloc); an fd refers to it by a handle (u32, never 0);
  *   - a "mapping" puts a mem (or a part of it) at a device virtual address
  *     in the caller's process.  The caller reserves that address range in
  *     its own address space first (mmap PROT_NONE), so device addresses
- *     are unique process addresses, as unified addressing guarantees.
- *     nvidia_p2p_get_pages(va) resolves va through the mappings of the
- *     calling process (current->mm).
+ *     are unique process addresses, as unified addressing guarantees: one
+ *     fd and one address space serve every GPU, and an address tells
+ *     which GPU's memory it is.  nvidia_p2p_get_pages(va) resolves va
+ *     through the mappings of the calling process (current->mm).
  *   - Every address and size given to MAP/ALLOC/CREATE is a multiple of
  *     NVSIM_PAGE_SIZE.
  *
@@ -34,14 +37,20 @@
 #include <linux/types.h>
 
 #define NVSIM_DEVICE_PATH	"/dev/nvsim"
-#define NVSIM_ABI_VERSION	1
+#define NVSIM_ABI_VERSION	2
+#define NVSIM_MAX_DEVICES	16	/* simulated GPUs at most */
 #define NVSIM_PAGE_SHIFT	16
 #define NVSIM_PAGE_SIZE		(1ULL << NVSIM_PAGE_SHIFT)	/* 64 KiB */
 
 #define NVSIM_IOC_MAGIC		0xE5
 
-/* NVSIM_IOC_INFO: the device. */
+/*
+ * NVSIM_IOC_INFO: one simulated GPU, and how many there are.  -ENODEV
+ * when device names none.
+ */
 struct nvsim_info {
+	__u32 device;		/* in: 0 .. device_count - 1 */
+	__u32 device_count;	/* out: simulated GPUs */
 	__u32 abi_version;	/* out: NVSIM_ABI_VERSION */
 	__u32 page_size;	/* out: NVSIM_PAGE_SIZE */
 	__u64 bar_phys;		/* out: physical address of BAR2 */
@@ -54,7 +63,7 @@ struct nvsim_info {
 	__u8 pci_function;	/* out */
 	__u8 reserved0;
 	__u64 caps;		/* out: NVSIM_CAP_* */
-	__u64 reserved[3];
+	__u64 reserved[2];
 };
 
 /* nvsim_info.caps: what the simulated driver offers (module parameters). */
@@ -62,15 +71,18 @@ struct nvsim_info {
 #define NVSIM_CAP_DMABUF_MMAP	(1ULL << 1)	/* and its fds can be mmap'ed */
 
 /*
- * NVSIM_IOC_MEM_CREATE: new memory object of size bytes (cuMemCreate).
- * Returns a handle holding one reference.  user_flags is opaque to the
- * kernel: stored and returned by QUERY/MEM_RETAIN (the shim keeps the
- * allocation properties there).  -ENOMEM when the BAR is full.
+ * NVSIM_IOC_MEM_CREATE: new memory object of size bytes on GPU device
+ * (cuMemCreate).  Returns a handle holding one reference.  user_flags is
+ * opaque to the kernel: stored and returned by QUERY/MEM_RETAIN (the shim
+ * keeps the allocation properties there).  -ENOMEM when that GPU's BAR is
+ * full, -ENODEV for an unknown device.
  */
 struct nvsim_mem_create {
 	__u64 size;		/* in: multiple of NVSIM_PAGE_SIZE, > 0 */
 	__u32 user_flags;	/* in */
 	__u32 handle;		/* out */
+	__u32 device;		/* in */
+	__u32 reserved;
 };
 
 /*
@@ -96,13 +108,15 @@ struct nvsim_mem_retain {
 };
 
 /*
- * NVSIM_IOC_MEM_INFO: size and user_flags of a handle's mem
+ * NVSIM_IOC_MEM_INFO: size, user_flags and GPU of a handle's mem
  * (cuMemGetAllocationPropertiesFromHandle).  -ENOENT: unknown handle.
  */
 struct nvsim_mem_info {
 	__u32 handle;		/* in */
 	__u32 user_flags;	/* out */
 	__u64 size;		/* out */
+	__u32 device;		/* out */
+	__u32 reserved;
 };
 
 /*
@@ -141,7 +155,7 @@ struct nvsim_alloc {
 	__u64 va;		/* in */
 	__u64 size;		/* in */
 	__u32 user_flags;	/* in */
-	__u32 reserved;
+	__u32 device;		/* in: the GPU */
 	__u64 buffer_id;	/* out */
 };
 
@@ -159,7 +173,9 @@ struct nvsim_query {
 	__u64 p2p_token;	/* out: for nvidia_p2p_get_pages (never 0) */
 	__u32 va_space;		/* out: for nvidia_p2p_get_pages (never 0) */
 	__u32 user_flags;	/* out */
-	__u64 reserved[2];
+	__u32 device;		/* out: the GPU whose memory it is */
+	__u32 reserved0;
+	__u64 reserved;
 };
 
 /*
@@ -175,7 +191,8 @@ struct nvsim_memset {
 
 /*
  * NVSIM_IOC_COPY: device to device copy (cuMemcpy, cuMemcpyDtoD); each
- * range inside one mapping; overlapping ranges behave as memmove.
+ * range inside one mapping (the two may be on different GPUs, as a peer
+ * copy); overlapping ranges behave as memmove.
  */
 struct nvsim_copy {
 	__u64 dst;		/* in */
@@ -199,7 +216,7 @@ struct nvsim_export_dmabuf {
 	__s32 fd;		/* out: O_RDWR | O_CLOEXEC */
 };
 
-#define NVSIM_IOC_INFO		_IOR(NVSIM_IOC_MAGIC, 1, struct nvsim_info)
+#define NVSIM_IOC_INFO		_IOWR(NVSIM_IOC_MAGIC, 1, struct nvsim_info)
 #define NVSIM_IOC_MEM_CREATE	_IOWR(NVSIM_IOC_MAGIC, 2, struct nvsim_mem_create)
 #define NVSIM_IOC_MEM_RELEASE	_IOW(NVSIM_IOC_MAGIC, 3, struct nvsim_mem_release)
 #define NVSIM_IOC_MEM_RETAIN	_IOWR(NVSIM_IOC_MAGIC, 4, struct nvsim_mem_retain)

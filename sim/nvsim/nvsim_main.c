@@ -2,8 +2,9 @@
 /*
  * nvsim: gdrmap's simulated GPU.  NOT REAL HARDWARE.
  *
- * Binds to QEMU's ivshmem-plain PCI device and uses its BAR2 (shared
- * memory) as GPU memory, in 64 KiB pages.  Exports the nvidia_p2p_* kernel
+ * Binds to every QEMU ivshmem-plain PCI device (up to NVSIM_MAX_DEVICES),
+ * each one simulated GPU whose memory is the device's BAR2 (shared
+ * memory), in 64 KiB pages.  Exports the nvidia_p2p_* kernel
  * API over that memory (nvsim_p2p.c) and hands the memory out to user
  * space through /dev/nvsim (nvsim_mem.c), for gdrmap's libcuda shim.
  *
@@ -17,7 +18,6 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/proc_fs.h>
-#include <linux/random.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
@@ -52,10 +52,10 @@ MODULE_PARM_DESC(max_pages, "Use at most this many 64 KiB pages (0: the whole BA
 
 /* Guards all of nvsim's state; see nvsim.h. */
 DEFINE_MUTEX(nvsim_lock);
-struct nvsim_dev *nvsim_gpu;
+struct nvsim_dev *nvsim_gpus[NVSIM_MAX_DEVICES];
+unsigned int nvsim_ngpus;
 LIST_HEAD(nvsim_ctxs);
 LIST_HEAD(nvsim_pins);
-struct nvsim_counters nvsim_count;
 
 static struct proc_dir_entry *nvsim_proc_dir;
 
@@ -81,19 +81,68 @@ void nvsim_dev_put(struct nvsim_dev *gpu)
 	kref_put(&gpu->kref, nvsim_dev_release);
 }
 
+/* The GPU of a CUDA ordinal, or NULL. */
+struct nvsim_dev *nvsim_gpu_by_index(u32 index)
+{
+	lockdep_assert_held(&nvsim_lock);
+	return index < nvsim_ngpus ? nvsim_gpus[index] : NULL;
+}
+
+/*
+ * A GPU's UUID, made from its PCI address so that it is the same on every
+ * boot and differs between GPUs: "nvsm", then domain, bus and devfn in
+ * the last six bytes, with the version (8, custom) and variant bits of
+ * RFC 9562.
+ */
+static void nvsim_make_uuid(struct pci_dev *pdev, u8 *uuid)
+{
+	u32 domain = pci_domain_nr(pdev->bus);
+
+	memset(uuid, 0, NVIDIA_P2P_GPU_UUID_LEN);
+	memcpy(uuid, "nvsm", 4);
+	uuid[6] = 0x80;
+	uuid[8] = 0x80;
+	uuid[10] = domain >> 24;
+	uuid[11] = domain >> 16;
+	uuid[12] = domain >> 8;
+	uuid[13] = domain;
+	uuid[14] = pdev->bus->number;
+	uuid[15] = pdev->devfn;
+}
+
+static void nvsim_proc_gpu_add(struct nvsim_dev *gpu);
+
+/* Give gpu the first free ordinal; -ENOSPC when all are taken. */
+static int nvsim_gpu_register(struct nvsim_dev *gpu)
+{
+	unsigned int i;
+
+	mutex_lock(&nvsim_lock);
+	for (i = 0; i < NVSIM_MAX_DEVICES && nvsim_gpus[i]; i++)
+		;
+	if (i < NVSIM_MAX_DEVICES) {
+		gpu->index = i;
+		nvsim_gpus[i] = gpu;
+		nvsim_ngpus = max(nvsim_ngpus, i + 1);
+	}
+	mutex_unlock(&nvsim_lock);
+	return i < NVSIM_MAX_DEVICES ? 0 : -ENOSPC;
+}
+
+static void nvsim_gpu_unregister(struct nvsim_dev *gpu)
+{
+	mutex_lock(&nvsim_lock);
+	nvsim_gpus[gpu->index] = NULL;
+	while (nvsim_ngpus && !nvsim_gpus[nvsim_ngpus - 1])
+		nvsim_ngpus--;
+	mutex_unlock(&nvsim_lock);
+}
+
 static int nvsim_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct nvsim_dev *gpu;
 	resource_size_t len;
 	int ret;
-
-	mutex_lock(&nvsim_lock);
-	ret = nvsim_gpu ? -EBUSY : 0;
-	mutex_unlock(&nvsim_lock);
-	if (ret) {
-		dev_info(&pdev->dev, "only one simulated GPU is supported; ignoring this device\n");
-		return ret;
-	}
 
 	len = pci_resource_len(pdev, NVSIM_BAR);
 	if (!(pci_resource_flags(pdev, NVSIM_BAR) & IORESOURCE_MEM) ||
@@ -138,23 +187,25 @@ static int nvsim_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		ret = -ENOMEM;
 		goto err_unmap;
 	}
+	nvsim_make_uuid(pdev, gpu->uuid);
 
-	/* A random (version 4) UUID, like a real GPU's "GPU-..." one. */
-	get_random_bytes(gpu->uuid, sizeof(gpu->uuid));
-	gpu->uuid[6] = (gpu->uuid[6] & 0x0f) | 0x40;
-	gpu->uuid[8] = (gpu->uuid[8] & 0x3f) | 0x80;
-
+	ret = nvsim_gpu_register(gpu);
+	if (ret) {
+		dev_info(&pdev->dev, "at most %d simulated GPUs; ignoring this device\n",
+			 NVSIM_MAX_DEVICES);
+		goto err_bitmap;
+	}
 	pci_set_drvdata(pdev, gpu);
-	mutex_lock(&nvsim_lock);
-	nvsim_gpu = gpu;
-	mutex_unlock(&nvsim_lock);
+	nvsim_proc_gpu_add(gpu);
 
 	dev_info(&pdev->dev,
-		 "simulated GPU (not real hardware): BAR%d at %pa, %llu MiB, %lu pages of 64 KiB, uuid GPU-%pUb\n",
-		 NVSIM_BAR, &gpu->bar_phys, gpu->bar_size >> 20, gpu->npages,
-		 gpu->uuid);
+		 "simulated GPU %u (not real hardware): BAR%d at %pa, %llu MiB, %lu pages of 64 KiB, uuid GPU-%pUb\n",
+		 gpu->index, NVSIM_BAR, &gpu->bar_phys, gpu->bar_size >> 20,
+		 gpu->npages, gpu->uuid);
 	return 0;
 
+err_bitmap:
+	bitmap_free(gpu->bitmap);
 err_unmap:
 	iounmap(gpu->bar);
 err_release:
@@ -171,10 +222,8 @@ static void nvsim_remove(struct pci_dev *pdev)
 {
 	struct nvsim_dev *gpu = pci_get_drvdata(pdev);
 
-	mutex_lock(&nvsim_lock);
-	if (nvsim_gpu == gpu)
-		nvsim_gpu = NULL;
-	mutex_unlock(&nvsim_lock);
+	proc_remove(gpu->proc);	/* waits for readers of its counters */
+	nvsim_gpu_unregister(gpu);
 	/* Open fds and live memory keep their references until they go. */
 	nvsim_dev_put(gpu);
 }
@@ -200,64 +249,142 @@ static struct miscdevice nvsim_misc = {
 	.mode = 0666,
 };
 
-/* /proc/driver/nvsim */
+/*
+ * /proc/driver/nvsim: the counters of every GPU summed, and each GPU's own
+ * in gpuN/.  A file's data is its GPU, NULL for the sums.
+ */
 
-static unsigned long nvsim_used_pages(void)
+struct nvsim_snapshot {
+	struct nvsim_counters c;
+	unsigned long used_pages;
+	unsigned long total_pages;
+};
+
+static void nvsim_snapshot_add(struct nvsim_snapshot *s,
+			       const struct nvsim_dev *gpu)
 {
-	unsigned long used;
+	const struct nvsim_counters *c = &gpu->count;
 
-	mutex_lock(&nvsim_lock);
-	used = nvsim_gpu ? nvsim_gpu->used : 0;
-	mutex_unlock(&nvsim_lock);
-	return used;
+	s->c.outstanding_pins += c->outstanding_pins;
+	s->c.persistent_pins += c->persistent_pins;
+	s->c.pinned_pages += c->pinned_pages;
+	s->c.callbacks_fired += c->callbacks_fired;
+	s->c.allocations += c->allocations;
+	s->c.get_pages_calls += c->get_pages_calls;
+	s->c.put_pages_calls += c->put_pages_calls;
+	s->c.dmabufs += c->dmabufs;
+	s->used_pages += gpu->used;
+	s->total_pages += gpu->npages;
 }
 
-#define NVSIM_COUNTER_SHOW(name)					\
+/* The counters of gpu, or the sums over every GPU when gpu is NULL. */
+static void nvsim_snapshot_locked(const struct nvsim_dev *gpu,
+				  struct nvsim_snapshot *s)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&nvsim_lock);
+	memset(s, 0, sizeof(*s));
+	if (gpu) {
+		nvsim_snapshot_add(s, gpu);
+		return;
+	}
+	for (i = 0; i < nvsim_ngpus; i++)
+		if (nvsim_gpus[i])
+			nvsim_snapshot_add(s, nvsim_gpus[i]);
+}
+
+static void nvsim_snapshot(const struct nvsim_dev *gpu,
+			   struct nvsim_snapshot *s)
+{
+	mutex_lock(&nvsim_lock);
+	nvsim_snapshot_locked(gpu, s);
+	mutex_unlock(&nvsim_lock);
+}
+
+#define NVSIM_SHOW(name, field)						\
 static int nvsim_show_##name(struct seq_file *m, void *v)		\
 {									\
-	seq_printf(m, "%lu\n", READ_ONCE(nvsim_count.name));		\
+	struct nvsim_snapshot s;					\
+									\
+	nvsim_snapshot(m->private, &s);					\
+	seq_printf(m, "%lu\n", s.field);				\
 	return 0;							\
 }
 
-NVSIM_COUNTER_SHOW(outstanding_pins)
-NVSIM_COUNTER_SHOW(persistent_pins)
-NVSIM_COUNTER_SHOW(pinned_pages)
-NVSIM_COUNTER_SHOW(callbacks_fired)
-NVSIM_COUNTER_SHOW(allocations)
-NVSIM_COUNTER_SHOW(dmabufs)
-
-static int nvsim_show_used_pages(struct seq_file *m, void *v)
-{
-	seq_printf(m, "%lu\n", nvsim_used_pages());
-	return 0;
-}
+NVSIM_SHOW(outstanding_pins, c.outstanding_pins)
+NVSIM_SHOW(persistent_pins, c.persistent_pins)
+NVSIM_SHOW(pinned_pages, c.pinned_pages)
+NVSIM_SHOW(callbacks_fired, c.callbacks_fired)
+NVSIM_SHOW(allocations, c.allocations)
+NVSIM_SHOW(dmabufs, c.dmabufs)
+NVSIM_SHOW(used_pages, used_pages)
 
 static int nvsim_show_stats(struct seq_file *m, void *v)
 {
-	struct nvsim_counters c;
-	unsigned long used = 0, total = 0;
+	struct nvsim_p2p_counters p;
+	struct nvsim_snapshot s;
 
-	mutex_lock(&nvsim_lock);
-	c = nvsim_count;
-	if (nvsim_gpu) {
-		used = nvsim_gpu->used;
-		total = nvsim_gpu->npages;
+	nvsim_snapshot(m->private, &s);
+	seq_printf(m, "outstanding_pins: %lu\n", s.c.outstanding_pins);
+	seq_printf(m, "persistent_pins: %lu\n", s.c.persistent_pins);
+	seq_printf(m, "pinned_pages: %lu\n", s.c.pinned_pages);
+	seq_printf(m, "callbacks_fired: %lu\n", s.c.callbacks_fired);
+	seq_printf(m, "allocations: %lu\n", s.c.allocations);
+	seq_printf(m, "dmabufs: %lu\n", s.c.dmabufs);
+	seq_printf(m, "used_pages: %lu\n", s.used_pages);
+	seq_printf(m, "total_pages: %lu\n", s.total_pages);
+	seq_printf(m, "get_pages_calls: %lu\n", s.c.get_pages_calls);
+	seq_printf(m, "put_pages_calls: %lu\n", s.c.put_pages_calls);
+	/* The API's own, not any GPU's: in the sums only. */
+	if (!m->private) {
+		mutex_lock(&nvsim_lock);
+		p = nvsim_p2p_count;
+		mutex_unlock(&nvsim_lock);
+		seq_printf(m, "get_pages_requests: %lu\n", p.get_pages_requests);
+		seq_printf(m, "put_pages_requests: %lu\n", p.put_pages_requests);
+		seq_printf(m, "stale_puts: %lu\n", p.stale_puts);
+		seq_printf(m, "recycled_tables: %lu\n", p.recycled_tables);
 	}
-	mutex_unlock(&nvsim_lock);
-
-	seq_printf(m, "outstanding_pins: %lu\n", c.outstanding_pins);
-	seq_printf(m, "persistent_pins: %lu\n", c.persistent_pins);
-	seq_printf(m, "pinned_pages: %lu\n", c.pinned_pages);
-	seq_printf(m, "callbacks_fired: %lu\n", c.callbacks_fired);
-	seq_printf(m, "allocations: %lu\n", c.allocations);
-	seq_printf(m, "dmabufs: %lu\n", c.dmabufs);
-	seq_printf(m, "used_pages: %lu\n", used);
-	seq_printf(m, "total_pages: %lu\n", total);
-	seq_printf(m, "get_pages_calls: %lu\n", c.get_pages_calls);
-	seq_printf(m, "put_pages_calls: %lu\n", c.put_pages_calls);
-	seq_printf(m, "stale_puts: %lu\n", c.stale_puts);
-	seq_printf(m, "recycled_tables: %lu\n", c.recycled_tables);
 	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*show)(struct seq_file *m, void *v);
+} nvsim_proc_files[] = {
+	{ "outstanding_pins", nvsim_show_outstanding_pins },
+	{ "persistent_pins", nvsim_show_persistent_pins },
+	{ "pinned_pages", nvsim_show_pinned_pages },
+	{ "callbacks_fired", nvsim_show_callbacks_fired },
+	{ "allocations", nvsim_show_allocations },
+	{ "dmabufs", nvsim_show_dmabufs },
+	{ "used_pages", nvsim_show_used_pages },
+	{ "stats", nvsim_show_stats },
+};
+
+static void nvsim_proc_fill(struct proc_dir_entry *dir, struct nvsim_dev *gpu)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(nvsim_proc_files); i++)
+		proc_create_single_data(nvsim_proc_files[i].name, 0444, dir,
+					nvsim_proc_files[i].show, gpu);
+}
+
+/* gpuN/ of a new GPU; nothing when /proc/driver/nvsim is missing. */
+static void nvsim_proc_gpu_add(struct nvsim_dev *gpu)
+{
+	char name[16];
+
+	if (!nvsim_proc_dir)
+		return;
+	snprintf(name, sizeof(name), "gpu%u", gpu->index);
+	gpu->proc = proc_mkdir(name, nvsim_proc_dir);
+	if (gpu->proc)
+		nvsim_proc_fill(gpu->proc, gpu);
+	else
+		pr_warn("cannot create /proc/driver/nvsim/%s\n", name);
 }
 
 static void nvsim_proc_init(void)
@@ -267,21 +394,7 @@ static void nvsim_proc_init(void)
 		pr_warn("cannot create /proc/driver/nvsim\n");
 		return;
 	}
-	proc_create_single("outstanding_pins", 0444, nvsim_proc_dir,
-			   nvsim_show_outstanding_pins);
-	proc_create_single("persistent_pins", 0444, nvsim_proc_dir,
-			   nvsim_show_persistent_pins);
-	proc_create_single("pinned_pages", 0444, nvsim_proc_dir,
-			   nvsim_show_pinned_pages);
-	proc_create_single("callbacks_fired", 0444, nvsim_proc_dir,
-			   nvsim_show_callbacks_fired);
-	proc_create_single("allocations", 0444, nvsim_proc_dir,
-			   nvsim_show_allocations);
-	proc_create_single("dmabufs", 0444, nvsim_proc_dir,
-			   nvsim_show_dmabufs);
-	proc_create_single("used_pages", 0444, nvsim_proc_dir,
-			   nvsim_show_used_pages);
-	proc_create_single("stats", 0444, nvsim_proc_dir, nvsim_show_stats);
+	nvsim_proc_fill(nvsim_proc_dir, NULL);
 	nvsim_hooks_proc_init(nvsim_proc_dir);
 }
 
@@ -291,28 +404,32 @@ static int __init nvsim_init(void)
 
 	pr_info("gdrmap simulated GPU (not real hardware) loading; nvidia_p2p_* here are a simulation\n");
 
+	/* The GPUs' own /proc directories go into it as they are probed. */
+	nvsim_proc_init();
 	ret = pci_register_driver(&nvsim_pci_driver);
 	if (ret)
-		return ret;
+		goto err_proc;
 	ret = misc_register(&nvsim_misc);
 	if (ret)
 		goto err_pci;
-	nvsim_proc_init();
 
 	mutex_lock(&nvsim_lock);
-	if (!nvsim_gpu)
+	if (!nvsim_ngpus)
 		pr_info("no ivshmem-plain device (1af4:1110) found; /dev/nvsim will report ENODEV\n");
 	mutex_unlock(&nvsim_lock);
 	return 0;
 
 err_pci:
 	pci_unregister_driver(&nvsim_pci_driver);
+err_proc:
+	proc_remove(nvsim_proc_dir);
 	return ret;
 }
 
 static void __exit nvsim_exit(void)
 {
-	proc_remove(nvsim_proc_dir);
+	struct nvsim_snapshot s;
+
 	misc_deregister(&nvsim_misc);
 
 	/*
@@ -320,13 +437,15 @@ static void __exit nvsim_exit(void)
 	 * a client (gdrdrv) leaked them.
 	 */
 	mutex_lock(&nvsim_lock);
-	WARN(nvsim_count.outstanding_pins || nvsim_count.pinned_pages,
+	nvsim_snapshot_locked(NULL, &s);
+	WARN(s.c.outstanding_pins || s.c.pinned_pages,
 	     "nvsim: unloading with %lu outstanding pins (%lu pages)\n",
-	     nvsim_count.outstanding_pins, nvsim_count.pinned_pages);
+	     s.c.outstanding_pins, s.c.pinned_pages);
 	nvsim_free_leftover_pins();
 	mutex_unlock(&nvsim_lock);
 
 	pci_unregister_driver(&nvsim_pci_driver);
+	proc_remove(nvsim_proc_dir);
 	pr_info("simulated GPU unloaded\n");
 }
 

@@ -2,10 +2,10 @@
 /*
  * nvsim: device memory and /dev/nvsim (simulated GPU, not real hardware).
  *
- * Memory objects are sets of 64 KiB BAR pages; mappings place them at
- * device virtual addresses that the calling process reserved in its own
- * address space.  Everything belongs to the fd that created it and goes
- * when the fd is released.
+ * Memory objects are sets of 64 KiB BAR pages of one GPU; mappings place
+ * them at device virtual addresses that the calling process reserved in
+ * its own address space, one address space for every GPU.  Everything
+ * belongs to the fd that created it and goes when the fd is released.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -259,7 +259,7 @@ static int nvsim_map_add(struct nvsim_ctx *ctx, struct nvsim_mem *mem,
 			break;
 	list_add_tail(&map->node, &pos->node);
 
-	nvsim_count.allocations++;
+	mem->gpu->count.allocations++;
 	*buffer_id = map->buffer_id;
 	return 0;
 }
@@ -270,7 +270,7 @@ static void nvsim_map_destroy(struct nvsim_mapping *map)
 	/* Invalidate non-persistent pins first, as RM does on free. */
 	nvsim_fire_callbacks(map);
 	list_del(&map->node);
-	nvsim_count.allocations--;
+	map->mem->gpu->count.allocations--;
 	nvsim_mem_put(map->mem);
 	kfree(map);
 }
@@ -319,9 +319,16 @@ static inline u64 nvsim_page_left(u64 va)
 
 static int nvsim_ioc_info(struct nvsim_ctx *ctx, struct nvsim_info *a)
 {
-	struct nvsim_dev *gpu = ctx->gpu;
+	struct nvsim_dev *gpu = nvsim_gpu_by_index(a->device);
+	u32 device = a->device;
 
+	if (a->reserved0 || a->reserved[0] || a->reserved[1])
+		return -EINVAL;
+	if (!gpu)
+		return -ENODEV;
 	memset(a, 0, sizeof(*a));
+	a->device = device;
+	a->device_count = nvsim_ngpus;
 	a->abi_version = NVSIM_ABI_VERSION;
 	a->page_size = NVSIM_PAGE_SIZE;
 	a->bar_phys = gpu->bar_phys;
@@ -342,12 +349,15 @@ static int nvsim_ioc_info(struct nvsim_ctx *ctx, struct nvsim_info *a)
 static int nvsim_ioc_mem_create(struct nvsim_ctx *ctx,
 				struct nvsim_mem_create *a)
 {
+	struct nvsim_dev *gpu = nvsim_gpu_by_index(a->device);
 	struct nvsim_mem *mem;
 	int ret;
 
-	if (!a->size || !nvsim_aligned(a->size))
+	if (a->reserved || !a->size || !nvsim_aligned(a->size))
 		return -EINVAL;
-	mem = nvsim_mem_create(ctx->gpu, a->size, a->user_flags);
+	if (!gpu)
+		return -ENODEV;
+	mem = nvsim_mem_create(gpu, a->size, a->user_flags);
 	if (IS_ERR(mem))
 		return PTR_ERR(mem);
 	ret = nvsim_handle_add(ctx, mem, &a->handle);
@@ -387,6 +397,7 @@ static int nvsim_ioc_mem_info(struct nvsim_ctx *ctx, struct nvsim_mem_info *a)
 		return -ENOENT;
 	a->user_flags = h->mem->user_flags;
 	a->size = h->mem->size;
+	a->device = h->mem->gpu->index;
 	return 0;
 }
 
@@ -410,14 +421,17 @@ static int nvsim_ioc_unmap(struct nvsim_ctx *ctx, struct nvsim_unmap *a)
 
 static int nvsim_ioc_alloc(struct nvsim_ctx *ctx, struct nvsim_alloc *a)
 {
+	struct nvsim_dev *gpu = nvsim_gpu_by_index(a->device);
 	struct nvsim_mem *mem;
 	int ret;
 
-	if (a->reserved || !nvsim_range_ok(a->va, a->size))
+	if (!nvsim_range_ok(a->va, a->size))
 		return -EINVAL;
+	if (!gpu)
+		return -ENODEV;
 	if (nvsim_overlaps(ctx->mm, a->va, a->size))
 		return -EEXIST;
-	mem = nvsim_mem_create(ctx->gpu, a->size, a->user_flags);
+	mem = nvsim_mem_create(gpu, a->size, a->user_flags);
 	if (IS_ERR(mem))
 		return PTR_ERR(mem);
 	ret = nvsim_map_add(ctx, mem, a->va, a->size, 0, &a->buffer_id);
@@ -442,6 +456,7 @@ static int nvsim_ioc_query(struct nvsim_ctx *ctx, struct nvsim_query *a)
 	a->p2p_token = ctx->p2p_token;
 	a->va_space = ctx->va_space;
 	a->user_flags = map->mem->user_flags;
+	a->device = map->mem->gpu->index;
 	return 0;
 }
 
@@ -729,14 +744,12 @@ static int nvsim_open(struct inode *inode, struct file *file)
 	ctx->mm = current->mm;
 
 	mutex_lock(&nvsim_lock);
-	if (!nvsim_gpu) {
+	if (!nvsim_ngpus) {
 		mutex_unlock(&nvsim_lock);
 		mmdrop(ctx->mm);
 		kfree(ctx);
 		return -ENODEV;
 	}
-	ctx->gpu = nvsim_gpu;
-	nvsim_dev_get(ctx->gpu);
 	id = nvsim_next_ctx_id++;
 	if (!nvsim_next_ctx_id)
 		nvsim_next_ctx_id = 1;
@@ -769,7 +782,6 @@ static int nvsim_release(struct inode *inode, struct file *file)
 	list_del(&ctx->node);
 	mutex_unlock(&nvsim_lock);
 
-	nvsim_dev_put(ctx->gpu);
 	mmdrop(ctx->mm);
 	kfree(ctx);
 	return 0;

@@ -18,6 +18,10 @@
  *    when it is freed meanwhile; they have no callback;
  *  - a request is validated before anything is allocated for it (unlike
  *    NVIDIA's, which sizes its arrays from the length first).
+ *
+ * A virtual address names one mapping, and so one memory object on one
+ * GPU: that GPU's BAR pages, UUID and counters are the pin's.  Freeing
+ * memory fires only the callbacks of pins on that memory.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -67,6 +71,8 @@ static struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space,
 	return NULL;
 }
 
+struct nvsim_p2p_counters nvsim_p2p_count;
+
 /*
  * Freed pins (page tables), newest first, for the next pins to reuse;
  * nvsim_lock.
@@ -87,7 +93,7 @@ static struct nvsim_pin *nvsim_pin_new(void)
 	stale = pin->freed_by_callback;
 	memset(pin, 0, sizeof(*pin));
 	if (stale)
-		nvsim_count.recycled_tables++;
+		nvsim_p2p_count.recycled_tables++;
 	return pin;
 }
 
@@ -109,6 +115,7 @@ static void nvsim_pin_recycle(struct nvsim_pin *pin, bool by_callback)
 static void nvsim_pin_free(struct nvsim_pin *pin, bool by_callback)
 {
 	struct nvsim_dma_map *dm, *tmp;
+	struct nvsim_counters *c;
 
 	lockdep_assert_held(&nvsim_lock);
 	list_for_each_entry_safe(dm, tmp, &pin->dma_maps, node) {
@@ -117,14 +124,16 @@ static void nvsim_pin_free(struct nvsim_pin *pin, bool by_callback)
 		kfree(dm);
 	}
 	list_del(&pin->node);
+	/* Counted first: the mem's last reference may take the GPU along. */
+	c = &pin->gpu->count;
+	c->outstanding_pins--;
+	c->pinned_pages -= pin->pt.entries;
 	if (pin->persistent) {
-		nvsim_count.persistent_pins--;
+		c->persistent_pins--;
 		nvsim_mem_put(pin->mem);
 	} else {
 		list_del(&pin->map_node);
 	}
-	nvsim_count.outstanding_pins--;
-	nvsim_count.pinned_pages -= pin->pt.entries;
 	kvfree(pin->pt.pages);
 	kvfree(pin->page_structs);
 	nvsim_pin_recycle(pin, by_callback);
@@ -134,6 +143,7 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 		     bool persistent, void (*free_callback)(void *data),
 		     void *data, struct nvidia_p2p_page_table **page_table)
 {
+	struct nvsim_counters *c;
 	struct nvsim_mapping *map;
 	struct nvsim_pin *pin;
 	struct nvsim_mem *mem;
@@ -148,7 +158,7 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 
 	/* The range first: its size bounds what is allocated for it. */
 	mutex_lock(&nvsim_lock);
-	nvsim_count.get_pages_calls++;
+	nvsim_p2p_count.get_pages_requests++;
 	map = nvsim_lookup(p2p_token, va_space, va, len);
 	if (!map)
 		goto unlock;
@@ -182,10 +192,11 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	pin->pt.flags = 0;
 	pin->va = va;
 	pin->persistent = persistent;
+	c = &mem->gpu->count;
 	if (persistent) {
 		pin->mem = mem;
 		mem->refs++;
-		nvsim_count.persistent_pins++;
+		c->persistent_pins++;
 	} else {
 		pin->map = map;
 		pin->free_callback = free_callback;
@@ -193,8 +204,9 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 		list_add_tail(&pin->map_node, &map->pins);
 	}
 	list_add_tail(&pin->node, &nvsim_pins);
-	nvsim_count.outstanding_pins++;
-	nvsim_count.pinned_pages += n;
+	c->outstanding_pins++;
+	c->pinned_pages += n;
+	c->get_pages_calls++;
 	mutex_unlock(&nvsim_lock);
 
 	nvsim_hook_event(NVSIM_EV_PIN, va, len);
@@ -221,7 +233,7 @@ void nvsim_fire_callbacks(struct nvsim_mapping *map)
 		va = pin->va;
 		nvsim_hook_at(NVSIM_AT_CALLBACK, va);
 		pin->free_callback(pin->data);
-		nvsim_count.callbacks_fired++;
+		pin->gpu->count.callbacks_fired++;
 		nvsim_hook_at(NVSIM_AT_CALLBACK_DONE, va);
 		nvsim_pin_free(pin, true);
 		nvsim_hook_event(NVSIM_EV_CALLBACK, va, 1);
@@ -281,11 +293,11 @@ static int nvsim_unpin(uint64_t virtual_address,
 	nvsim_hook_at(NVSIM_AT_PUT_ENTER, virtual_address);
 	/* Waits for a callback running on another task to finish. */
 	mutex_lock(&nvsim_lock);
-	nvsim_count.put_pages_calls++;
+	nvsim_p2p_count.put_pages_requests++;
 	pin = nvsim_find_pin(page_table);
 	if (!pin) {
 		/* Unlinked by the free callback: "not found", reported as 0. */
-		nvsim_count.stale_puts++;
+		nvsim_p2p_count.stale_puts++;
 	} else if (pin->persistent != persistent ||
 		   (persistent && pin->va != virtual_address)) {
 		ret = -EINVAL;
@@ -294,6 +306,7 @@ static int nvsim_unpin(uint64_t virtual_address,
 		WARN(pin->va != virtual_address,
 		     "nvsim: put_pages(%#llx) was given the table of the pin at %#llx: a stale table, reused; released that pin\n",
 		     virtual_address, pin->va);
+		pin->gpu->count.put_pages_calls++;
 		nvsim_pin_free(pin, false);
 	}
 	mutex_unlock(&nvsim_lock);

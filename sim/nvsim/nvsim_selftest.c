@@ -13,8 +13,10 @@
  *   unpin           put_pages / put_pages_persistent of the slot (even
  *                   after its callback ran: nvsim must answer 0)
  * Reading the file gives "pinned P persistent Q callbacks N put_rc R
- * entries E peek XXXXXXXXXXXXXXXX" (the first 8 bytes of the slot's first
- * page, read through its physical address).
+ * entries E peek XXXXXXXXXXXXXXXX uuid U phys A": the first 8 bytes of
+ * the slot's first page, read through its physical address A (hex), and
+ * the GPU UUID of its page table (32 hex digits), which tell which
+ * simulated GPU nvidia_p2p_get_pages found the address on.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -40,6 +42,7 @@ static struct {
 	int put_rc;
 	u32 entries;
 	u64 phys0;
+	u8 uuid[NVIDIA_P2P_GPU_UUID_LEN];
 } slot;
 static atomic_t st_callbacks = ATOMIC_INIT(0);
 
@@ -148,6 +151,7 @@ static int st_pin(u64 va, u64 len, bool persistent)
 	slot.persistent = persistent;
 	slot.entries = slot.pt->entries;
 	slot.phys0 = slot.pt->pages[0]->physical_address;
+	memcpy(slot.uuid, slot.pt->gpu_uuid, sizeof(slot.uuid));
 	return 0;
 }
 
@@ -208,9 +212,10 @@ static int st_show(struct seq_file *m, void *v)
 			memunmap(p);
 		}
 	}
-	seq_printf(m, "pinned %d persistent %d callbacks %d put_rc %d entries %u peek %016llx\n",
+	seq_printf(m, "pinned %d persistent %d callbacks %d put_rc %d entries %u peek %016llx uuid %*phN phys %llx\n",
 		   !!slot.pt, slot.persistent,
-		   atomic_read(&st_callbacks), slot.put_rc, slot.entries, peek);
+		   atomic_read(&st_callbacks), slot.put_rc, slot.entries, peek,
+		   (int)sizeof(slot.uuid), slot.uuid, slot.phys0);
 	mutex_unlock(&st_lock);
 	return 0;
 }

@@ -24,17 +24,23 @@
 
 /* The ioctl structs: fixed layouts, multiples of 8 bytes. */
 _Static_assert(sizeof(struct nvsim_info) == 88, "nvsim_info");
-_Static_assert(offsetof(struct nvsim_info, uuid) == 32, "nvsim_info.uuid");
-_Static_assert(offsetof(struct nvsim_info, pci_domain) == 48, "pci_domain");
-_Static_assert(sizeof(struct nvsim_mem_create) == 16, "nvsim_mem_create");
+_Static_assert(offsetof(struct nvsim_info, abi_version) == 8, "abi_version");
+_Static_assert(offsetof(struct nvsim_info, uuid) == 40, "nvsim_info.uuid");
+_Static_assert(offsetof(struct nvsim_info, pci_domain) == 56, "pci_domain");
+_Static_assert(offsetof(struct nvsim_info, caps) == 64, "nvsim_info.caps");
+_Static_assert(sizeof(struct nvsim_mem_create) == 24, "nvsim_mem_create");
+_Static_assert(offsetof(struct nvsim_mem_create, device) == 16, "create.device");
 _Static_assert(sizeof(struct nvsim_mem_release) == 8, "nvsim_mem_release");
 _Static_assert(sizeof(struct nvsim_mem_retain) == 24, "nvsim_mem_retain");
-_Static_assert(sizeof(struct nvsim_mem_info) == 16, "nvsim_mem_info");
+_Static_assert(sizeof(struct nvsim_mem_info) == 24, "nvsim_mem_info");
+_Static_assert(offsetof(struct nvsim_mem_info, device) == 16, "info.device");
 _Static_assert(sizeof(struct nvsim_map) == 40, "nvsim_map");
 _Static_assert(sizeof(struct nvsim_unmap) == 16, "nvsim_unmap");
 _Static_assert(sizeof(struct nvsim_alloc) == 32, "nvsim_alloc");
+_Static_assert(offsetof(struct nvsim_alloc, device) == 20, "alloc.device");
 _Static_assert(sizeof(struct nvsim_query) == 80, "nvsim_query");
 _Static_assert(offsetof(struct nvsim_query, va_space) == 56, "va_space");
+_Static_assert(offsetof(struct nvsim_query, device) == 64, "query.device");
 _Static_assert(sizeof(struct nvsim_memset) == 24, "nvsim_memset");
 _Static_assert(sizeof(struct nvsim_copy) == 24, "nvsim_copy");
 

@@ -8,37 +8,6 @@
 
 #include "vm_sim.h"
 
-#define PARAM "/sys/module/nvsim/parameters/"
-
-static int get_param(const char *name)
-{
-	char path[128], c = 0;
-	int fd;
-
-	snprintf(path, sizeof(path), PARAM "%s", name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	if (read(fd, &c, 1) != 1)
-		c = 0;
-	close(fd);
-	return c == 'Y' || c == '1';
-}
-
-static int set_param(const char *name, int v)
-{
-	char path[128];
-	int fd, ok;
-
-	snprintf(path, sizeof(path), PARAM "%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	ok = write(fd, v ? "1" : "0", 1) == 1;
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 static int export(CUdeviceptr p, size_t n, unsigned long long flags,
 		  CUresult *res)
 {
@@ -52,7 +21,7 @@ static int export(CUdeviceptr p, size_t n, unsigned long long flags,
 
 int main(void)
 {
-	int was_on = get_param("dmabuf"), was_mmap = get_param("dmabuf_mmap");
+	int was_on = sim_get_param("dmabuf"), was_mmap = sim_get_param("dmabuf_mmap");
 	long used0, dmabufs0;
 	const size_t len = 2 * SIM_MIB;
 	uint8_t *buf = malloc(len);
@@ -67,18 +36,18 @@ int main(void)
 	}
 	REQUIRE(buf, "malloc");
 	sim_cuda_init();
-	used0 = sim_count("used_pages");
-	dmabufs0 = sim_count("dmabufs");
+	used0 = nvsim_count("used_pages");
+	dmabufs0 = nvsim_count("dmabufs");
 	CU_OK(cuMemAlloc(&d, len));
 
 	/* Off: the attribute says so and export is not supported. */
-	REQUIRE(set_param("dmabuf", 0) == 0, "cannot set dmabuf=0");
+	REQUIRE(sim_set_param("dmabuf", 0) == 0, "cannot set dmabuf=0");
 	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0));
 	CHECK(v == 0, "DMA_BUF_SUPPORTED %d with dmabuf=0", v);
 	CHECK(export(d, len, 0, &res) < 0 && res == CUDA_ERROR_NOT_SUPPORTED,
 	      "export with dmabuf=0: %d", res);
 
-	REQUIRE(set_param("dmabuf", 1) == 0 && set_param("dmabuf_mmap", 1) == 0,
+	REQUIRE(sim_set_param("dmabuf", 1) == 0 && sim_set_param("dmabuf_mmap", 1) == 0,
 		"cannot set dmabuf=1");
 	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0));
 	CHECK(v == 1, "DMA_BUF_SUPPORTED %d with dmabuf=1", v);
@@ -98,7 +67,7 @@ int main(void)
 	CU_OK(cuMemcpyHtoD(d, buf, len));
 	fd = export(d, len, 0, &res);
 	REQUIRE(fd >= 0, "export: %d", res);
-	CHECK(sim_count("dmabufs") == dmabufs0 + 1, "dmabufs count");
+	CHECK(nvsim_count("dmabufs") == dmabufs0 + 1, "dmabufs count");
 	CHECK(mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED,
 	      "MAP_PRIVATE of a dma-buf");
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -124,13 +93,13 @@ int main(void)
 	/* The dma-buf holds the memory after cuMemFree. */
 	CU_OK(cuMemFree(d));
 	CHECK(m[5] == sim_pattern(5, 21), "after cuMemFree");
-	CHECK(sim_count("used_pages") == used0 + (long)(len / SIM_PAGE),
+	CHECK(nvsim_count("used_pages") == used0 + (long)(len / SIM_PAGE),
 	      "pages released under a live dma-buf");
 	munmap((void *)m, len);
 	close(fd);
-	CHECK(sim_count("dmabufs") == dmabufs0 && sim_count("used_pages") == used0,
+	CHECK(nvsim_count("dmabufs") == dmabufs0 && nvsim_count("used_pages") == used0,
 	      "after close: dmabufs %ld, used_pages %ld (was %ld)",
-	      sim_count("dmabufs"), sim_count("used_pages"), used0);
+	      nvsim_count("dmabufs"), nvsim_count("used_pages"), used0);
 
 	/* A sub-allocated pointer: export the host pages around it. */
 	CU_OK(cuMemAlloc(&small, 100));
@@ -140,7 +109,7 @@ int main(void)
 		close(fd);
 
 	/* Drivers before 580: export works, mmap fails with ENOTSUPP. */
-	REQUIRE(set_param("dmabuf_mmap", 0) == 0, "cannot set dmabuf_mmap=0");
+	REQUIRE(sim_set_param("dmabuf_mmap", 0) == 0, "cannot set dmabuf_mmap=0");
 	fd = export(small & ~4095ULL, 4096, 0, &res);
 	REQUIRE(fd >= 0, "export: %d", res);
 	errno = 0;
@@ -150,8 +119,8 @@ int main(void)
 	close(fd);
 	CU_OK(cuMemFree(small));
 
-	set_param("dmabuf_mmap", was_mmap);
-	set_param("dmabuf", was_on);
+	sim_set_param("dmabuf_mmap", was_mmap);
+	sim_set_param("dmabuf", was_on);
 	free(buf);
 	return test_done();
 }

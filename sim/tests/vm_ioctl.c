@@ -26,9 +26,54 @@ static uint64_t reserve(size_t len)
 	return ((uintptr_t)p + SIM_PAGE - 1) & ~(SIM_PAGE - 1);
 }
 
+/*
+ * Memory of device 1 in the same address space: its own pages, counted on
+ * it alone, named as its by QUERY and MEM_INFO.  [va, +4 pages) is free.
+ */
+static void second_gpu(uint64_t va)
+{
+	struct nvsim_info i0 = { .device = 0 }, i1 = { .device = 1 }, now;
+	struct nvsim_alloc a = { .va = va, .size = 2 * SIM_PAGE, .device = 1 };
+	struct nvsim_mem_create mc = { .size = SIM_PAGE, .device = 1 };
+	struct nvsim_mem_info mi = { 0 };
+	struct nvsim_mem_release mr = { 0 };
+	struct nvsim_unmap u = { .va = va, .size = 2 * SIM_PAGE };
+	struct nvsim_query q = { .va = va + 3 };
+	long used1 = nvsim_gpu_count(1, "used_pages");
+	long used0 = nvsim_gpu_count(0, "used_pages");
+
+	CHECK(io(NVSIM_IOC_INFO, &i0) == 0 && io(NVSIM_IOC_INFO, &i1) == 0,
+	      "INFO of devices 0 and 1");
+	CHECK(i1.device == 1 && i1.bar_phys != i0.bar_phys &&
+	      memcmp(i1.uuid, i0.uuid, sizeof(i0.uuid)) &&
+	      (i1.pci_bus != i0.pci_bus || i1.pci_device != i0.pci_device),
+	      "devices 0 and 1 are not distinct GPUs");
+	CHECK(io(NVSIM_IOC_ALLOC, &a) == 0, "ALLOC on device 1");
+	CHECK(io(NVSIM_IOC_QUERY, &q) == 0 && q.device == 1 && q.base == va,
+	      "QUERY of device 1's memory: device %u", q.device);
+	CHECK(nvsim_gpu_count(1, "used_pages") == used1 + 2 &&
+	      nvsim_gpu_count(0, "used_pages") == used0 &&
+	      nvsim_gpu_count(1, "allocations") >= 1,
+	      "device 1's pages counted on device 0");
+	now = i1;
+	CHECK(io(NVSIM_IOC_INFO, &now) == 0 &&
+	      now.free_bytes == i1.free_bytes - 2 * SIM_PAGE,
+	      "device 1 free_bytes %llu, was %llu",
+	      (unsigned long long)now.free_bytes,
+	      (unsigned long long)i1.free_bytes);
+	CHECK(io(NVSIM_IOC_MEM_CREATE, &mc) == 0, "MEM_CREATE on device 1");
+	mi.handle = mc.handle;
+	CHECK(io(NVSIM_IOC_MEM_INFO, &mi) == 0 && mi.device == 1,
+	      "MEM_INFO: device %u", mi.device);
+	mr.handle = mc.handle;
+	CHECK(io(NVSIM_IOC_MEM_RELEASE, &mr) == 0, "release");
+	CHECK(io(NVSIM_IOC_UNMAP, &u) == 0, "UNMAP device 1's memory");
+	CHECK(nvsim_gpu_count(1, "used_pages") == used1, "device 1 freed");
+}
+
 int main(void)
 {
-	struct nvsim_info info = { 0 };
+	struct nvsim_info info = { 0 }, info1;
 	struct nvsim_alloc a = { 0 };
 	struct nvsim_unmap u = { 0 };
 	struct nvsim_query q = { 0 };
@@ -39,10 +84,11 @@ int main(void)
 	struct nvsim_map m = { 0 };
 	struct nvsim_memset ms = { 0 };
 	struct nvsim_copy cp = { 0 };
-	long allocs0 = sim_count("allocations"), used0 = sim_count("used_pages");
+	long allocs0 = nvsim_count("allocations"), used0 = nvsim_count("used_pages");
 	uint64_t va = reserve(16 * SIM_PAGE);
 	char buf[256];
 	void *volatile bad = (void *)8;
+	unsigned int ndev;
 	int status;
 	pid_t pid;
 
@@ -55,8 +101,17 @@ int main(void)
 	CHECK(io(NVSIM_IOC_INFO, &info) == 0, "INFO");
 	CHECK(info.abi_version == NVSIM_ABI_VERSION &&
 	      info.page_size == SIM_PAGE && info.bar_size >= SIM_PAGE &&
-	      info.free_bytes <= info.bar_size, "info");
+	      info.free_bytes <= info.bar_size && info.device == 0 &&
+	      info.device_count >= 1 && info.device_count <= NVSIM_MAX_DEVICES,
+	      "info");
 	CHECK(io(NVSIM_IOC_INFO, (void *)8) == EFAULT, "INFO to a bad pointer");
+	ndev = info.device_count;
+	memset(&info1, 0, sizeof(info1));
+	info1.device = ndev;
+	CHECK(io(NVSIM_IOC_INFO, &info1) == ENODEV, "INFO of device %u", ndev);
+	info1.device = 0;
+	info1.reserved[1] = 1;
+	CHECK(io(NVSIM_IOC_INFO, &info1) == EINVAL, "INFO reserved field");
 	CHECK(io(_IOWR(NVSIM_IOC_MAGIC, 99, struct nvsim_alloc), &a) == ENOTTY,
 	      "unknown ioctl");
 	CHECK(io(_IOWR('x', 7, struct nvsim_alloc), &a) == ENOTTY,
@@ -75,18 +130,19 @@ int main(void)
 	CHECK(io(NVSIM_IOC_ALLOC, &a) == EINVAL, "kernel address");
 	a.va = va; a.size = info.bar_size + SIM_PAGE;
 	CHECK(io(NVSIM_IOC_ALLOC, &a) == ENOMEM, "larger than the BAR");
-	a.size = SIM_PAGE; a.reserved = 1;
-	CHECK(io(NVSIM_IOC_ALLOC, &a) == EINVAL, "reserved field");
-	a.reserved = 0; a.size = 4 * SIM_PAGE;
+	a.size = SIM_PAGE; a.device = ndev;
+	CHECK(io(NVSIM_IOC_ALLOC, &a) == ENODEV, "ALLOC on no device");
+	a.device = 0; a.size = 4 * SIM_PAGE;
 	CHECK(io(NVSIM_IOC_ALLOC, &a) == 0, "good ALLOC");
 	a.va = va + 2 * SIM_PAGE;
 	CHECK(io(NVSIM_IOC_ALLOC, &a) == EEXIST, "overlap");
-	CHECK(sim_count("allocations") == allocs0 + 1, "one allocation");
+	CHECK(nvsim_count("allocations") == allocs0 + 1, "one allocation");
 
 	/* QUERY */
 	q.va = va + 5;
 	CHECK(io(NVSIM_IOC_QUERY, &q) == 0 && q.base == va &&
-	      q.size == 4 * SIM_PAGE && q.p2p_token && q.va_space, "QUERY");
+	      q.size == 4 * SIM_PAGE && q.p2p_token && q.va_space &&
+	      q.device == 0, "QUERY");
 	q.va = va + 4 * SIM_PAGE;
 	CHECK(io(NVSIM_IOC_QUERY, &q) == ENOENT, "QUERY past the end");
 
@@ -120,7 +176,11 @@ int main(void)
 	CHECK(io(NVSIM_IOC_COPY, &cp) == EFAULT, "copy from host memory");
 
 	/* Handles and mappings */
-	mc.size = 3 * SIM_PAGE;
+	mc.size = SIM_PAGE; mc.device = ndev;
+	CHECK(io(NVSIM_IOC_MEM_CREATE, &mc) == ENODEV, "MEM_CREATE on no device");
+	mc.device = 0; mc.reserved = 1;
+	CHECK(io(NVSIM_IOC_MEM_CREATE, &mc) == EINVAL, "MEM_CREATE reserved");
+	mc.reserved = 0; mc.size = 3 * SIM_PAGE;
 	CHECK(io(NVSIM_IOC_MEM_CREATE, &mc) == 0 && mc.handle, "MEM_CREATE");
 	m.handle = mc.handle; m.va = va + 8 * SIM_PAGE; m.size = 2 * SIM_PAGE;
 	m.offset = 2 * SIM_PAGE;
@@ -135,8 +195,8 @@ int main(void)
 	CHECK(io(NVSIM_IOC_MEM_RETAIN, &mt) == 0 && mt.handle == mc.handle &&
 	      mt.size == 3 * SIM_PAGE, "MEM_RETAIN");
 	mi.handle = mc.handle;
-	CHECK(io(NVSIM_IOC_MEM_INFO, &mi) == 0 && mi.size == 3 * SIM_PAGE,
-	      "MEM_INFO");
+	CHECK(io(NVSIM_IOC_MEM_INFO, &mi) == 0 && mi.size == 3 * SIM_PAGE &&
+	      mi.device == 0, "MEM_INFO");
 	mi.handle = 0;
 	CHECK(io(NVSIM_IOC_MEM_INFO, &mi) == ENOENT, "MEM_INFO of handle 0");
 	mr.handle = 999;
@@ -156,6 +216,9 @@ int main(void)
 	u.va = ~0ULL; u.size = 2;
 	CHECK(io(NVSIM_IOC_UNMAP, &u) == EINVAL, "wrapping unmap");
 
+	if (ndev > 1)
+		second_gpu(va + 12 * SIM_PAGE);
+
 	/* Another process may not use this fd. */
 	pid = fork();
 	if (pid == 0)
@@ -168,8 +231,8 @@ int main(void)
 	/* One UNMAP of the whole range frees both mappings. */
 	u.va = va; u.size = 16 * SIM_PAGE;
 	CHECK(io(NVSIM_IOC_UNMAP, &u) == 0, "UNMAP everything");
-	CHECK(sim_count("allocations") == allocs0 &&
-	      sim_count("used_pages") == used0, "all freed");
+	CHECK(nvsim_count("allocations") == allocs0 &&
+	      nvsim_count("used_pages") == used0, "all freed");
 
 	/* Closing the fd frees what it still holds. */
 	a.va = va; a.size = 2 * SIM_PAGE;
@@ -177,7 +240,7 @@ int main(void)
 	mc.size = SIM_PAGE;
 	CHECK(io(NVSIM_IOC_MEM_CREATE, &mc) == 0, "MEM_CREATE again");
 	close(fd);
-	CHECK(sim_count("allocations") == allocs0 &&
-	      sim_count("used_pages") == used0, "close frees");
+	CHECK(nvsim_count("allocations") == allocs0 &&
+	      nvsim_count("used_pages") == used0, "close frees");
 	return test_done();
 }

@@ -4,7 +4,9 @@
  * (inside the VM; skipped unless /proc/driver/nvsim_selftest exists):
  * argument checks, non-persistent pins invalidated by cuMemFree and by
  * process exit (put_pages then answers 0), persistent pins keeping their
- * pages valid and unused after cuMemFree until put_pages_persistent.
+ * pages valid and unused after cuMemFree until put_pages_persistent; with
+ * several GPUs, an address resolving to its own GPU (UUID, BAR pages) and
+ * freeing one GPU's memory leaving another's pin alone.
  */
 #include <sys/wait.h>
 
@@ -28,19 +30,87 @@ struct st_state {
 	int pinned, persistent, callbacks, put_rc;
 	unsigned int entries;
 	unsigned long long peek;
+	char uuid[33];
+	unsigned long long phys;
 };
 
 static struct st_state st_read(void)
 {
-	struct st_state s = { -1, -1, -1, -1, 0, 0 };
+	struct st_state s = { -1, -1, -1, -1, 0, 0, "", 0 };
 	FILE *f = fopen(ST, "r");
 
 	REQUIRE(f, "open %s", ST);
-	CHECK(fscanf(f, "pinned %d persistent %d callbacks %d put_rc %d entries %u peek %llx",
+	CHECK(fscanf(f, "pinned %d persistent %d callbacks %d put_rc %d entries %u peek %llx uuid %32s phys %llx",
 		     &s.pinned, &s.persistent, &s.callbacks, &s.put_rc,
-		     &s.entries, &s.peek) == 6, "parse %s", ST);
+		     &s.entries, &s.peek, s.uuid, &s.phys) == 8, "parse %s", ST);
 	fclose(f);
 	return s;
+}
+
+/*
+ * Device 1's memory pinned from a thread whose context is device 0's: the
+ * page table is device 1's (UUID, BAR pages, data), and freeing device 0's
+ * memory fires no callback of it; freeing its own does, counted on it.
+ */
+static void second_gpu(CUcontext c0)
+{
+	uint64_t word = 0x0102030405060708ULL;
+	struct nvsim_info info = { .device = 1 };
+	CUcontext c1 = gpu_primary(1);
+	CUdeviceptr d0, d1;
+	struct st_state s;
+	char want[33];
+	CUuuid u;
+	long cb0, cb1;
+	int fd, i;
+
+	fd = open(NVSIM_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	REQUIRE(fd >= 0 && ioctl(fd, NVSIM_IOC_INFO, &info) == 0,
+		"INFO of device 1: %s", strerror(errno));
+	close(fd);
+	CU_OK(cuDeviceGetUuid(&u, 1));
+	for (i = 0; i < 16; i++)
+		snprintf(want + 2 * i, 3, "%02x", (unsigned char)u.bytes[i]);
+
+	CU_OK(cuCtxSetCurrent(c1));
+	CU_OK(cuMemAlloc(&d1, 2 * SIM_PAGE));
+	CU_OK(cuMemcpyHtoD(d1, &word, sizeof(word)));
+	CU_OK(cuCtxSetCurrent(c0));
+	CU_OK(cuMemAlloc(&d0, 2 * SIM_PAGE));
+
+	cb0 = nvsim_gpu_count(0, "callbacks_fired");
+	cb1 = nvsim_gpu_count(1, "callbacks_fired");
+	CHECK(st_cmd("pin %llx %llx", d1, 2 * SIM_PAGE) == 0, "pin on device 1");
+	s = st_read();
+	CHECK(!strcmp(s.uuid, want), "device 1's pin has UUID %s, want %s",
+	      s.uuid, want);
+	CHECK(s.phys >= info.bar_phys &&
+	      s.phys - info.bar_phys < info.bar_size,
+	      "device 1's pin at %#llx, outside its BAR %#llx+%#llx", s.phys,
+	      (unsigned long long)info.bar_phys,
+	      (unsigned long long)info.bar_size);
+	CHECK(s.peek == word, "device 1's pin reads %#llx", s.peek);
+	CHECK(nvsim_gpu_count(1, "outstanding_pins") == 1 &&
+	      nvsim_gpu_count(0, "outstanding_pins") == 0,
+	      "pins counted on device 0 (%ld) / 1 (%ld)",
+	      nvsim_gpu_count(0, "outstanding_pins"),
+	      nvsim_gpu_count(1, "outstanding_pins"));
+
+	CU_OK(cuMemFree(d0));
+	s = st_read();
+	CHECK(s.pinned == 1 && s.peek == word &&
+	      nvsim_gpu_count(1, "callbacks_fired") == cb1 &&
+	      nvsim_gpu_count(0, "callbacks_fired") == cb0,
+	      "freeing device 0's memory touched device 1's pin");
+	CU_OK(cuMemFree(d1));	/* any context may free it */
+	CHECK(nvsim_gpu_count(1, "callbacks_fired") == cb1 + 1 &&
+	      nvsim_gpu_count(0, "callbacks_fired") == cb0,
+	      "device 1's free: callbacks %ld/%ld, were %ld/%ld",
+	      nvsim_gpu_count(0, "callbacks_fired"),
+	      nvsim_gpu_count(1, "callbacks_fired"), cb0, cb1);
+	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin");
+	CHECK(st_read().put_rc == 0, "put_pages after device 1's callback");
+	CU_OK(cuDevicePrimaryCtxRelease(1));
 }
 
 /* The child of the exit case: pin, then exit without freeing. */
@@ -55,12 +125,13 @@ static int child(void)
 
 int main(int argc, char **argv)
 {
-	long pins0 = sim_count("outstanding_pins"), used0, cb0;
+	long pins0 = nvsim_count("outstanding_pins"), used0, cb0;
 	const size_t len = 8 * SIM_PAGE;
 	struct st_state s;
 	CUdeviceptr d, big[64];
 	uint64_t word = 0x1122334455667788ULL, got;
 	size_t n, i;
+	CUcontext ctx;
 	int status;
 	pid_t pid;
 
@@ -70,25 +141,27 @@ int main(int argc, char **argv)
 		SKIP("nvsim_selftest.ko is not loaded");
 		return test_done();
 	}
-	sim_cuda_init();
+	ctx = sim_cuda_init();
+	if (gpu_count() > 1)
+		second_gpu(ctx);
 
 	/* Argument checks and good round trips, in the kernel. */
 	CU_OK(cuMemAlloc(&d, len));
 	CHECK(st_cmd("check %llx %llx", d, len) == 0,
 	      "kernel-side checks failed (see the kernel log)");
-	CHECK(sim_count("outstanding_pins") == pins0, "pins after check");
+	CHECK(nvsim_count("outstanding_pins") == pins0, "pins after check");
 
 	/* cuMemFree fires the callback; put_pages afterwards says 0. */
-	cb0 = sim_count("callbacks_fired");
+	cb0 = nvsim_count("callbacks_fired");
 	CHECK(st_cmd("pin %llx %llx", d, len) == 0, "pin");
 	s = st_read();
 	CHECK(s.pinned == 1 && s.entries == 8, "pinned %d entries %u",
 	      s.pinned, s.entries);
-	CHECK(sim_count("outstanding_pins") == pins0 + 1 &&
-	      sim_count("pinned_pages") >= 8, "counted");
+	CHECK(nvsim_count("outstanding_pins") == pins0 + 1 &&
+	      nvsim_count("pinned_pages") >= 8, "counted");
 	CU_OK(cuMemFree(d));
-	CHECK(sim_count("callbacks_fired") == cb0 + 1, "callback not fired");
-	CHECK(sim_count("outstanding_pins") == pins0, "pin outlived the free");
+	CHECK(nvsim_count("callbacks_fired") == cb0 + 1, "callback not fired");
+	CHECK(nvsim_count("outstanding_pins") == pins0, "pin outlived the free");
 	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin");
 	s = st_read();
 	CHECK(s.put_rc == 0, "put_pages after the callback: %d", s.put_rc);
@@ -102,21 +175,21 @@ int main(int argc, char **argv)
 	REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %#x",
 	      status);
-	CHECK(sim_count("callbacks_fired") == cb0 + 2, "exit fired no callback");
+	CHECK(nvsim_count("callbacks_fired") == cb0 + 2, "exit fired no callback");
 	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin");
 	s = st_read();
 	CHECK(s.put_rc == 0, "put_pages after exit: %d", s.put_rc);
-	CHECK(sim_count("outstanding_pins") == pins0, "pins after exit");
+	CHECK(nvsim_count("outstanding_pins") == pins0, "pins after exit");
 
 	/* Persistent: survives cuMemFree, pages not reused, until put. */
-	used0 = sim_count("used_pages");
+	used0 = nvsim_count("used_pages");
 	CU_OK(cuMemAlloc(&d, len));
 	CU_OK(cuMemcpyHtoD(d, &word, sizeof(word)));
 	CHECK(st_cmd("ppin %llx %llx", d, len) == 0, "ppin");
 	CU_OK(cuMemFree(d));
-	CHECK(sim_count("callbacks_fired") == cb0 + 2, "persistent callback");
-	CHECK(sim_count("outstanding_pins") == pins0 + 1 &&
-	      sim_count("used_pages") == used0 + 8, "persistent pin dropped");
+	CHECK(nvsim_count("callbacks_fired") == cb0 + 2, "persistent callback");
+	CHECK(nvsim_count("outstanding_pins") == pins0 + 1 &&
+	      nvsim_count("used_pages") == used0 + 8, "persistent pin dropped");
 	/* Fill every other page of the device with zeros. */
 	for (n = 0; n < sizeof(big) / sizeof(big[0]); n++) {
 		if (cuMemAlloc(&big[n], 4 * SIM_MIB) != CUDA_SUCCESS)
@@ -139,6 +212,6 @@ int main(int argc, char **argv)
 	CHECK(s.put_rc == 0, "put_pages_persistent %d", s.put_rc);
 	for (i = 0; i < n; i++)
 		CU_OK(cuMemFree(big[i]));
-	CHECK(sim_count("outstanding_pins") == pins0, "pins at the end");
+	CHECK(nvsim_count("outstanding_pins") == pins0, "pins at the end");
 	return test_done();
 }

@@ -10,36 +10,65 @@
 
 #include "vm_sim.h"
 
-static void check_device(void)
+/* Device queries of one device. */
+static void check_one_device(int d)
 {
 	char name[128], bus[32];
 	CUuuid u1, u2;
-	int v, n;
+	int v;
 	size_t total;
 
-	CU_OK(cuDeviceGetCount(&n));
-	CHECK(n == 1, "%d devices", n);
-	CU_OK(cuDeviceGetName(name, sizeof(name), 0));
+	CU_OK(cuDeviceGetName(name, sizeof(name), d));
 	CHECK(strstr(name, "simulated") && strstr(name, "not real hardware"),
 	      "name '%s'", name);
-	CU_IS(cuDeviceGetName(name, sizeof(name), 1), CUDA_ERROR_INVALID_DEVICE);
-	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, 0));
+	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, d));
 	CHECK(v == 1, "RDMA %d", v);
-	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 0));
+	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, d));
 	CHECK(v == 1, "UVA %d", v);
-	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0));
+	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, d));
 	CHECK(v == 0, "dma-buf %d", v);
-	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0));
+	CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, d));
 	CHECK(v == 1, "VMM %d", v);
-	CU_IS(cuDeviceGetAttribute(&v, -1, 0), CUDA_ERROR_INVALID_VALUE);
-	CU_IS(cuDeviceGetAttribute(NULL, 1, 0), CUDA_ERROR_INVALID_VALUE);
-	CU_OK(cuDeviceGetUuid(&u1, 0));
-	CU_OK(cuDeviceGetUuid_v2(&u2, 0));
+	CU_IS(cuDeviceGetAttribute(&v, -1, d), CUDA_ERROR_INVALID_VALUE);
+	CU_IS(cuDeviceGetAttribute(NULL, 1, d), CUDA_ERROR_INVALID_VALUE);
+	CU_OK(cuDeviceGetUuid(&u1, d));
+	CU_OK(cuDeviceGetUuid_v2(&u2, d));
 	CHECK(!memcmp(&u1, &u2, sizeof(u1)), "uuids differ");
-	CU_OK(cuDeviceTotalMem(&total, 0));
+	CU_OK(cuDeviceTotalMem(&total, d));
 	CHECK(total >= SIM_MIB && !(total % SIM_PAGE), "total %zu", total);
-	CU_OK(cuDeviceGetPCIBusId(bus, sizeof(bus), 0));
+	CHECK(nvsim_gpu_count(d, "used_pages") >= 0,
+	      "no /proc/driver/nvsim/gpu%d", d);
+	CU_OK(cuDeviceGetPCIBusId(bus, sizeof(bus), d));
 	CHECK(strlen(bus) == 16 && bus[8] == ':', "bus id '%s'", bus);
+}
+
+/* Every device, each with its own UUID and PCI address. */
+static void check_device(void)
+{
+	char bus0[32], bus[32], name[64];
+	CUuuid u0, u;
+	CUdevice dev;
+	int n, d;
+
+	CU_OK(cuDeviceGetCount(&n));
+	CHECK(n >= 1 && n <= NVSIM_MAX_DEVICES, "%d devices", n);
+	for (d = 0; d < n; d++) {
+		CU_OK(cuDeviceGet(&dev, d));
+		CHECK(dev == d, "cuDeviceGet(%d) gives %d", d, dev);
+		check_one_device(d);
+	}
+	CU_IS(cuDeviceGet(&dev, n), CUDA_ERROR_INVALID_DEVICE);
+	CU_IS(cuDeviceGet(&dev, -1), CUDA_ERROR_INVALID_DEVICE);
+	CU_IS(cuDeviceGetName(name, sizeof(name), n), CUDA_ERROR_INVALID_DEVICE);
+	CU_IS(cuDeviceGetUuid(&u, n), CUDA_ERROR_INVALID_DEVICE);
+	CU_OK(cuDeviceGetUuid(&u0, 0));
+	CU_OK(cuDeviceGetPCIBusId(bus0, sizeof(bus0), 0));
+	for (d = 1; d < n; d++) {
+		CU_OK(cuDeviceGetUuid(&u, d));
+		CHECK(memcmp(&u, &u0, sizeof(u)), "devices 0 and %d: one UUID", d);
+		CU_OK(cuDeviceGetPCIBusId(bus, sizeof(bus), d));
+		CHECK(strcmp(bus, bus0), "devices 0 and %d: one bus id %s", d, bus);
+	}
 }
 
 static void check_alloc_placement(void)
@@ -255,7 +284,7 @@ static void check_vmm(void)
 	size_t gran = 0, size, rsize;
 	uint8_t buf[256];
 	unsigned int flag;
-	long allocs0 = sim_count("allocations");
+	long allocs0 = nvsim_count("allocations");
 	int fd;
 
 	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -277,7 +306,7 @@ static void check_vmm(void)
 	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 	CU_OK(cuMemSetAccess(va + gran, 2 * gran, &acc, 1));
 	CU_IS(cuMemSetAccess(va, 2 * gran, &acc, 1), CUDA_ERROR_INVALID_VALUE);
-	CHECK(sim_count("allocations") == allocs0 + 1, "allocations");
+	CHECK(nvsim_count("allocations") == allocs0 + 1, "allocations");
 
 	sim_fill(buf, sizeof(buf), 0, 9);
 	CU_OK(cuMemcpyHtoD(va + gran + 5, buf, sizeof(buf)));
@@ -310,12 +339,12 @@ static void check_vmm(void)
 	CU_IS(cuMemUnmap(va + gran, 2 * gran), CUDA_ERROR_INVALID_VALUE);
 	CU_IS(cuMemAddressFree(va, gran), CUDA_ERROR_INVALID_VALUE);
 	CU_OK(cuMemAddressFree(va, 4 * gran));
-	CHECK(sim_count("allocations") == allocs0, "allocations after");
+	CHECK(nvsim_count("allocations") == allocs0, "allocations after");
 }
 
 static void check_contexts(CUcontext primary)
 {
-	long allocs0 = sim_count("allocations");
+	long allocs0 = nvsim_count("allocations");
 	CUcontext c, cur;
 	CUdeviceptr d;
 	CUdevice dev;
@@ -326,11 +355,11 @@ static void check_contexts(CUcontext primary)
 	CU_OK(cuCtxGetDevice(&dev));
 	CU_OK(cuMemAlloc(&d, SIM_PAGE));
 	CU_OK(cuMemAlloc(&d, 3 * SIM_PAGE));
-	CHECK(sim_count("allocations") == allocs0 + 2, "allocations");
+	CHECK(nvsim_count("allocations") == allocs0 + 2, "allocations");
 	CU_OK(cuCtxDestroy(c));
-	CHECK(sim_count("allocations") == allocs0,
+	CHECK(nvsim_count("allocations") == allocs0,
 	      "context destruction freed %ld of 2",
-	      allocs0 + 2 - sim_count("allocations"));
+	      allocs0 + 2 - nvsim_count("allocations"));
 	/* cuCtxCreate pushed it: destroying it makes the previous current. */
 	CU_OK(cuCtxGetCurrent(&cur));
 	CHECK(cur == primary, "destroyed context: the previous is not current");
@@ -343,10 +372,15 @@ static void check_contexts(CUcontext primary)
 	CU_OK(cuCtxSetCurrent(primary));
 }
 
+/*
+ * Exhaust device 0: out of memory there, while another device's memory
+ * is its own and still there to allocate.
+ */
 static void check_out_of_memory(void)
 {
-	long used0 = sim_count("used_pages");
-	CUdeviceptr d[4096];
+	long used0 = nvsim_gpu_count(0, "used_pages");
+	CUdeviceptr d[4096], other;
+	CUcontext c0, c1;
 	size_t total, n = 0, chunk = 4 * SIM_MIB;
 	CUresult r = CUDA_SUCCESS;
 
@@ -361,16 +395,27 @@ static void check_out_of_memory(void)
 	CHECK(n * chunk <= total - used0 * SIM_PAGE &&
 	      (n + 1) * chunk > total - used0 * SIM_PAGE,
 	      "%zu chunks of %zu in %zu", n, chunk, total);
+	if (gpu_count() > 1) {
+		CU_OK(cuCtxGetCurrent(&c0));
+		c1 = gpu_primary(1);
+		CU_OK(cuCtxSetCurrent(c1));
+		CU_OK(cuMemAlloc(&other, chunk));
+		CHECK(nvsim_gpu_count(1, "used_pages") >= (long)(chunk / SIM_PAGE),
+		      "device 1 used_pages %ld", nvsim_gpu_count(1, "used_pages"));
+		CU_OK(cuMemFree(other));
+		CU_OK(cuCtxSetCurrent(c0));
+		CU_OK(cuDevicePrimaryCtxRelease(1));
+	}
 	while (n)
 		CU_OK(cuMemFree(d[--n]));
-	CHECK(sim_count("used_pages") == used0, "used_pages %ld, was %ld",
-	      sim_count("used_pages"), used0);
+	CHECK(nvsim_gpu_count(0, "used_pages") == used0, "used_pages %ld, was %ld",
+	      nvsim_gpu_count(0, "used_pages"), used0);
 }
 
 /* A process that exits with memory allocated leaves nothing behind. */
 static void check_exit_frees(void)
 {
-	long used0 = sim_count("used_pages"), allocs0 = sim_count("allocations");
+	long used0 = nvsim_count("used_pages"), allocs0 = nvsim_count("allocations");
 	int status;
 	pid_t pid = fork();
 
@@ -397,10 +442,10 @@ static void check_exit_frees(void)
 	REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid, "fork/wait");
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %#x",
 	      status);
-	CHECK(sim_count("used_pages") == used0 &&
-	      sim_count("allocations") == allocs0,
+	CHECK(nvsim_count("used_pages") == used0 &&
+	      nvsim_count("allocations") == allocs0,
 	      "after exit: used_pages %ld (was %ld), allocations %ld (was %ld)",
-	      sim_count("used_pages"), used0, sim_count("allocations"),
+	      nvsim_count("used_pages"), used0, nvsim_count("allocations"),
 	      allocs0);
 }
 

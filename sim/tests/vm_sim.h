@@ -15,52 +15,43 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "cuda_defs.h"
+#include "cuda_test.h"
+#include "nvsim_count.h"
 #include "nvsim_ioctl.h"
 
 #define SIM_PAGE (64UL * 1024)
 #define SIM_MIB (1024UL * 1024)
 
-/* CHECK, and give up when it fails; cond is evaluated once. */
-#define REQUIRE(cond, ...)						\
-	do {								\
-		unsigned long require_failed_ = check_failed;		\
-									\
-		CHECK(cond, __VA_ARGS__);				\
-		if (check_failed != require_failed_)			\
-			exit(test_done());				\
-	} while (0)
+#define SIM_PARAM "/sys/module/nvsim/parameters/"
 
-#define CU_OK(call)							\
-	do {								\
-		CUresult cu_ok_rc_ = (call);				\
-		REQUIRE(cu_ok_rc_ == CUDA_SUCCESS, "%s: CUresult %d",	\
-			#call, cu_ok_rc_);				\
-	} while (0)
+/* A boolean parameter of nvsim: 1, 0, or -1 if it cannot be read. */
+static inline int sim_get_param(const char *name)
+{
+	char path[128], c = 0;
+	int fd;
 
-#define CU_IS(call, want)						\
-	do {								\
-		CUresult cu_is_rc_ = (call);				\
-		CHECK(cu_is_rc_ == (want), "%s: CUresult %d, want %d",	\
-		      #call, cu_is_rc_, (int)(want));			\
-	} while (0)
+	snprintf(path, sizeof(path), SIM_PARAM "%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	if (read(fd, &c, 1) != 1)
+		c = 0;
+	close(fd);
+	return c == 'Y' || c == '1';
+}
 
-/* One counter of /proc/driver/nvsim, or -1. */
-static inline long sim_count(const char *name)
+static inline int sim_set_param(const char *name, int v)
 {
 	char path[128];
-	long v = -1;
-	FILE *f;
+	int fd, ok;
 
-	snprintf(path, sizeof(path), "/proc/driver/nvsim/%s", name);
-	f = fopen(path, "r");
-	if (!f)
+	snprintf(path, sizeof(path), SIM_PARAM "%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
 		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	ok = write(fd, v ? "1" : "0", 1) == 1;
+	close(fd);
+	return ok ? 0 : -1;
 }
 
 /* cuInit and a current primary context; skip the test without nvsim. */

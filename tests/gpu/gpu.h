@@ -2,8 +2,16 @@
 /*
  * Shared by the tests that need a real GPU: CUDA loaded with dlopen (so
  * they build without the CUDA toolkit, and skip where there is no GPU),
- * a GPU memory allocation every backend can pin, and checks on data moved
- * through a mapping, compared with what cuMemcpy sees.
+ * and a runner that repeats a test's case on every GPU of the machine,
+ * each from every kind of current context an application may have when
+ * it calls the library: none, the owning GPU's primary context, a context
+ * the application created on it (cuCtxCreate), another GPU's primary
+ * context (skipped where there is one GPU).  After every library call the
+ * thread's current context must be exactly what it was.
+ *
+ * The tests' own CUDA calls (copies to check what the GPU sees, kernels)
+ * run in the owner's primary context, pushed and popped around each
+ * (CU_ON), so they never depend on what the case made current.
  */
 #ifndef GDRMAP_TEST_GPU_H
 #define GDRMAP_TEST_GPU_H
@@ -11,6 +19,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,22 +34,40 @@
 	X(DeviceGetCount, cuDeviceGetCount)				\
 	X(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain)		\
 	X(CtxSetCurrent, cuCtxSetCurrent)				\
+	X(CtxGetCurrent, cuCtxGetCurrent)				\
+	X(CtxPushCurrent, cuCtxPushCurrent_v2)				\
+	X(CtxPopCurrent, cuCtxPopCurrent_v2)				\
+	X(CtxDestroy, cuCtxDestroy_v2)					\
 	X(MemAlloc, cuMemAlloc_v2)					\
 	X(MemFree, cuMemFree_v2)					\
 	X(MemcpyHtoD, cuMemcpyHtoD_v2)					\
 	X(MemcpyDtoH, cuMemcpyDtoH_v2)					\
 	X(MemsetD32, cuMemsetD32_v2)					\
+	X(CtxSynchronize, cuCtxSynchronize)
+
+/* Kernels: optional (the simulated GPU's libcuda runs none). */
+#define GPU_CUDA_KERNEL_FUNCS(X)					\
 	X(ModuleLoadData, cuModuleLoadData)				\
+	X(ModuleUnload, cuModuleUnload)					\
 	X(ModuleGetFunction, cuModuleGetFunction)			\
 	X(LaunchKernel, cuLaunchKernel)					\
 	X(StreamCreate, cuStreamCreate)					\
-	X(StreamSynchronize, cuStreamSynchronize)			\
-	X(CtxSynchronize, cuCtxSynchronize)
+	X(StreamDestroy, cuStreamDestroy_v2)				\
+	X(StreamSynchronize, cuStreamSynchronize)
+
+#define GPU_MAX 16
 
 static struct {
 #define GPU_FIELD(field, sym) __typeof__(&sym) field;
 	GPU_CUDA_FUNCS(GPU_FIELD)
+	GPU_CUDA_KERNEL_FUNCS(GPU_FIELD)
 #undef GPU_FIELD
+	/* cuCtxCreate: _v4 (CUDA 13), else _v2 */
+	__typeof__(&cuCtxCreate_v4) CtxCreate4;
+	__typeof__(&cuCtxCreate_v2) CtxCreate2;
+	int ndev;
+	CUcontext primary[GPU_MAX];
+	CUcontext user[GPU_MAX];	/* created by the test on each GPU */
 } cu;
 
 /* Check a CUDA call; failures count and print. */
@@ -51,16 +78,44 @@ static struct {
 		      #call, cu_res_);					\
 	} while (0)
 
+/* A CUDA call of the test's own, in GPU dev's primary context. */
+#define CU_ON(dev, call)						\
+	do {								\
+		CUcontext cu_on_popped_;				\
+		CU_OK(cu.CtxPushCurrent(cu.primary[dev]));		\
+		CU_OK(call);						\
+		CU_OK(cu.CtxPopCurrent(&cu_on_popped_));		\
+	} while (0)
+
+static inline CUcontext gpu_current(void)
+{
+	CUcontext c = NULL;
+
+	cu.CtxGetCurrent(&c);
+	return c;
+}
+
+/* A library call that must return want and leave the current context
+ * as it found it. */
+#define LIB(expr, want)							\
+	do {								\
+		CUcontext lib_before_ = gpu_current();			\
+		CHECK_RET(expr, want);					\
+		CHECK(gpu_current() == lib_before_,			\
+		      "%s changed the current CUDA context", #expr);	\
+	} while (0)
+
 /*
- * Load CUDA and make device 0's primary context current.  Returns 0, or
- * 77 (skip) if this machine has no usable GPU.
+ * Load CUDA, retain every GPU's primary context and create a context of
+ * the test's own on each; leaves no context current.  Returns 0, or 77
+ * (skip) if this machine has no usable GPU.
  */
 static inline int gpu_setup(void)
 {
 	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
-	CUcontext ctx;
+	CUcontext popped;
 	CUdevice dev;
-	int n = 0;
+	int i;
 
 	if (!lib) {
 		SKIP("no libcuda.so.1: this test needs an NVIDIA GPU");
@@ -74,13 +129,50 @@ static inline int gpu_setup(void)
 	}
 	GPU_CUDA_FUNCS(GPU_LOAD)
 #undef GPU_LOAD
-	if (cu.Init(0) != CUDA_SUCCESS || cu.DeviceGetCount(&n) ||
-	    n < 1 || cu.DeviceGet(&dev, 0) ||
-	    cu.DevicePrimaryCtxRetain(&ctx, dev) || cu.CtxSetCurrent(ctx)) {
+#define GPU_LOAD_OPT(field, sym) *(void **)&cu.field = dlsym(lib, #sym);
+	GPU_CUDA_KERNEL_FUNCS(GPU_LOAD_OPT)
+#undef GPU_LOAD_OPT
+	*(void **)&cu.CtxCreate4 = dlsym(lib, "cuCtxCreate_v4");
+	*(void **)&cu.CtxCreate2 = dlsym(lib, "cuCtxCreate_v2");
+	if (cu.Init(0) != CUDA_SUCCESS || cu.DeviceGetCount(&cu.ndev) ||
+	    cu.ndev < 1) {
 		SKIP("no usable CUDA device");
 		return 77;
 	}
+	if (cu.ndev > GPU_MAX)
+		cu.ndev = GPU_MAX;
+	for (i = 0; i < cu.ndev; i++) {
+		CUresult res = cu.DeviceGet(&dev, i);
+
+		if (res == CUDA_SUCCESS)
+			res = cu.DevicePrimaryCtxRetain(&cu.primary[i], dev);
+		/* cuCtxCreate makes the new context current. */
+		if (res == CUDA_SUCCESS)
+			res = cu.CtxCreate4 ?
+			      cu.CtxCreate4(&cu.user[i], NULL, 0, dev) :
+			      cu.CtxCreate2 ? cu.CtxCreate2(&cu.user[i], 0, dev) :
+			      CUDA_ERROR_NOT_SUPPORTED;
+		if (res == CUDA_SUCCESS)
+			res = cu.CtxPopCurrent(&popped);
+		if (res != CUDA_SUCCESS) {
+			SKIP("GPU %d: no CUDA contexts (error %d)", i, res);
+			return 77;
+		}
+	}
+	cu.CtxSetCurrent(NULL);
+	fprintf(stderr, "%d GPU%s\n", cu.ndev, cu.ndev > 1 ? "s" : "");
 	return 0;
+}
+
+/* Whether this libcuda can run the tests' kernels. */
+static inline int gpu_has_kernels(void)
+{
+	int ok = 1;
+
+#define GPU_HAS(field, sym) ok = ok && cu.field;
+	GPU_CUDA_KERNEL_FUNCS(GPU_HAS)
+#undef GPU_HAS
+	return ok;
 }
 
 /* Fill with random bytes, never all zero. */
@@ -117,6 +209,75 @@ static inline gdr_t gpu_gdr_open(void)
 	if (g && !gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &b))
 		fprintf(stderr, "backend: %s\n", b > 0 && b < 4 ? names[b] : "?");
 	return g;
+}
+
+/* The contexts a case starts from. */
+enum gpu_start { START_NONE, START_PRIMARY, START_USER, START_OTHER,
+		 NR_STARTS };
+
+static const char *const gpu_start_names[NR_STARTS] = {
+	"no current context", "its primary context",
+	"a context the test created on it", "another GPU's primary context",
+};
+
+struct gpu_case {
+	gdr_t g;
+	int dev;		/* the GPU whose memory the case uses */
+	enum gpu_start start;
+	CUcontext ctx;		/* current while the case runs */
+};
+
+/* The context start means for memory of dev; NULL for none. */
+static inline CUcontext gpu_start_ctx(enum gpu_start start, int dev)
+{
+	switch (start) {
+	case START_PRIMARY:
+		return cu.primary[dev];
+	case START_USER:
+		return cu.user[dev];
+	case START_OTHER:
+		return cu.primary[(dev + 1) % cu.ndev];
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * The whole test: set up, then fn on every GPU from every start (as the
+ * calling thread's current context), then test_done()'s exit status.
+ */
+static inline int gpu_run(void (*fn)(const struct gpu_case *c))
+{
+	struct gpu_case c;
+	int dev, st;
+
+	if (gpu_setup())
+		return test_done();
+	c.g = gpu_gdr_open();
+	if (!c.g)
+		return test_done();
+	for (dev = 0; dev < cu.ndev; dev++) {
+		for (st = 0; st < NR_STARTS; st++) {
+			if (st == START_OTHER && cu.ndev < 2) {
+				SKIP("GPU %d from another GPU's context: this machine has one GPU",
+				     dev);
+				continue;
+			}
+			c.dev = dev;
+			c.start = st;
+			c.ctx = gpu_start_ctx(st, dev);
+			fprintf(stderr, "== GPU %d, from %s\n", dev,
+				gpu_start_names[st]);
+			CU_OK(cu.CtxSetCurrent(c.ctx));
+			fn(&c);
+			CHECK(gpu_current() == c.ctx,
+			      "GPU %d from %s: the case ended in another context",
+			      dev, gpu_start_names[st]);
+			cu.CtxSetCurrent(NULL);
+		}
+	}
+	CHECK_RET(gdr_close(c.g), 0);
+	return test_done();
 }
 
 #endif /* GDRMAP_TEST_GPU_H */

@@ -3,6 +3,7 @@
  * Data moves both ways between the CPU mapping and what the GPU sees
  * (cuMemcpy), for pins at unaligned addresses and sizes and copies at
  * unaligned offsets; bytes outside a written range keep their poison.
+ * On every GPU, from every kind of current context (gpu.h).
  */
 #include <stdio.h>
 
@@ -29,12 +30,13 @@ static long poison_lost(const unsigned char *dev, size_t from, size_t to)
 	return -1;
 }
 
-/* One pin of [base + off, +size) and copies inside it. */
-static void check_pin(gdr_t g, CUdeviceptr base, size_t off, size_t size)
+/* One pin of [base + off, +size) of GPU dev and copies inside it. */
+static void check_pin(gdr_t g, int dev, CUdeviceptr base, size_t off,
+		      size_t size)
 {
 	unsigned long addr = (unsigned long)base + off;
 	unsigned char *data = malloc(size), *back = malloc(size + 128);
-	unsigned char *dev = malloc(ALLOC_SIZE);
+	unsigned char *seen = malloc(ALLOC_SIZE);
 	gdr_info_t info;
 	gdr_mh_t mh;
 	char *va, *p;
@@ -42,11 +44,11 @@ static void check_pin(gdr_t g, CUdeviceptr base, size_t off, size_t size)
 	long bad;
 	int i;
 
-	if (!data || !back || !dev)
+	if (!data || !back || !seen)
 		abort();
-	CHECK_RET(gdr_pin_buffer(g, addr, size, 0, 0, &mh), 0);
-	CHECK_RET(gdr_map(g, mh, (void **)&va, size), 0);
-	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	LIB(gdr_pin_buffer(g, addr, size, 0, 0, &mh), 0);
+	LIB(gdr_map(g, mh, (void **)&va, size), 0);
+	LIB(gdr_get_info(g, mh, &info), 0);
 	CHECK(info.va <= addr && addr + size <= info.va + info.mapped_size,
 	      "window [0x%llx, +%llu) covers the pin",
 	      (unsigned long long)info.va,
@@ -55,15 +57,15 @@ static void check_pin(gdr_t g, CUdeviceptr base, size_t off, size_t size)
 
 	/* GPU -> CPU: the GPU writes, the CPU reads sub-ranges. */
 	fill_random(data, size, &seed);
-	CU_OK(cu.MemcpyHtoD(addr, data, size));
+	CU_ON(dev, cu.MemcpyHtoD(addr, data, size));
 	/* From pageable memory, cuMemcpyHtoD may return before the data
 	 * has landed. */
-	CU_OK(cu.CtxSynchronize());
+	CU_ON(dev, cu.CtxSynchronize());
 	for (i = 0; i < 8; i++) {
 		sub = i == 0 ? 0 : (size_t)rand_r(&seed) % size;
 		n = i == 0 ? size : 1 + (size_t)rand_r(&seed) % (size - sub);
 		memset(back, 0x5a, n + 128);
-		CHECK_RET(gdr_copy_from_mapping(mh, back + 64, p + sub, n), 0);
+		LIB(gdr_copy_from_mapping(mh, back + 64, p + sub, n), 0);
 		bad = first_diff(back + 64, data + sub, n);
 		CHECK(bad < 0, "read off %zu+%zu size %zu: byte %ld differs",
 		      off, sub, n, bad);
@@ -76,46 +78,44 @@ static void check_pin(gdr_t g, CUdeviceptr base, size_t off, size_t size)
 	for (i = 0; i < 8; i++) {
 		sub = i == 0 ? 0 : (size_t)rand_r(&seed) % size;
 		n = i == 0 ? size : 1 + (size_t)rand_r(&seed) % (size - sub);
-		CU_OK(cu.MemsetD32(base, POISON, ALLOC_SIZE / 4));
-		CU_OK(cu.CtxSynchronize());
+		CU_ON(dev, cu.MemsetD32(base, POISON, ALLOC_SIZE / 4));
+		CU_ON(dev, cu.CtxSynchronize());
 		fill_random(data, n, &seed);
-		CHECK_RET(gdr_copy_to_mapping(mh, p + sub, data, n), 0);
-		CU_OK(cu.MemcpyDtoH(dev, base, ALLOC_SIZE));
-		bad = first_diff(dev + off + sub, data, n);
+		LIB(gdr_copy_to_mapping(mh, p + sub, data, n), 0);
+		CU_ON(dev, cu.MemcpyDtoH(seen, base, ALLOC_SIZE));
+		bad = first_diff(seen + off + sub, data, n);
 		CHECK(bad < 0, "write off %zu+%zu size %zu: GPU sees byte %ld differ",
 		      off, sub, n, bad);
-		bad = poison_lost(dev, off + sub, off + sub + n);
+		bad = poison_lost(seen, off + sub, off + sub + n);
 		CHECK(bad < 0, "write off %zu+%zu size %zu changed byte %ld outside it",
 		      off, sub, n, bad);
 	}
-	CHECK_RET(gdr_unmap(g, mh, va, size), 0);
-	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+	LIB(gdr_unmap(g, mh, va, size), 0);
+	LIB(gdr_unpin_buffer(g, mh), 0);
 	free(data);
 	free(back);
-	free(dev);
+	free(seen);
 }
 
-int main(void)
+static void one_case(const struct gpu_case *c)
 {
 	static const struct { size_t off, size; } pins[] = {
 		{ 0, ALLOC_SIZE }, { 3, 1000 }, { 65536 - 5, 77 },
 		{ (1 << 20) + 12345, 300000 }, { 7, 1 }, { 4095, 2 },
 		{ 64, 64 }, { 3, 1024 }, { ALLOC_SIZE - 100, 100 },
 	};
-	unsigned long base;
+	unsigned long base = 0;
 	unsigned int i;
-	gdr_t g;
-	int ret = gpu_setup();
 
-	if (ret)
-		return test_done();
-	g = gpu_gdr_open();
-	if (!g)
-		return test_done();
-	CHECK_RET(gdrmap_mem_alloc(0, ALLOC_SIZE, &base), 0);
+	LIB(gdrmap_mem_alloc(c->dev, ALLOC_SIZE, &base), 0);
+	if (!base)
+		return;
 	for (i = 0; i < sizeof(pins) / sizeof(pins[0]); i++)
-		check_pin(g, base, pins[i].off, pins[i].size);
-	CHECK_RET(gdrmap_mem_free(base), 0);
-	CHECK_RET(gdr_close(g), 0);
-	return test_done();
+		check_pin(c->g, c->dev, base, pins[i].off, pins[i].size);
+	LIB(gdrmap_mem_free(base), 0);
+}
+
+int main(void)
+{
+	return gpu_run(one_case);
 }

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * 10,000 pin/map/copy/unmap/unpin cycles leave no file descriptor, memory
- * or mapping behind; pins of one allocation share its import, and the
- * last unpin releases it (an allocation freed after that is really gone).
+ * 10,000 pin/map/copy/unmap/unpin cycles per GPU (spread over the
+ * kinds of current context, gpu.h) leave no file descriptor, memory or
+ * mapping behind, and no CUDA context switched; pins of one allocation
+ * share its import, and the last unpin releases it.
  */
 #include <dirent.h>
 #include <stdio.h>
 
 #include "gpu.h"
 
-#define CYCLES 10000
+#define CYCLES (10000 / NR_STARTS)
 
 static int open_fds(void)
 {
@@ -52,7 +53,8 @@ static int map_lines(void)
 
 static int cycle(gdr_t g, unsigned long addr, size_t size, unsigned int i)
 {
-	uint64_t v = 0x0123456789abcdefULL ^ i, back = 0;
+	CUcontext before = gpu_current();
+	uint64_t v = 0x0123456789abcdefULL ^ i, back = ~v;
 	gdr_info_t info;
 	gdr_mh_t mh;
 	char *va;
@@ -71,43 +73,44 @@ static int cycle(gdr_t g, unsigned long addr, size_t size, unsigned int i)
 		err |= gdr_unmap(g, mh, va, size);
 	}
 	err |= gdr_unpin_buffer(g, mh);
-	return err;
+	return err || gpu_current() != before;
 }
 
-int main(void)
+static void one_case(const struct gpu_case *c)
 {
-	unsigned long base;
+	unsigned long base = 0;
 	long rss0, rss1;
 	int fds0, fds1, maps0, maps1, failed = 0;
 	unsigned int i;
-	gdr_t g;
 
-	if (gpu_setup())
-		return test_done();
-	g = gpu_gdr_open();
-	if (!g)
-		return test_done();
-	CHECK_RET(gdrmap_mem_alloc(0, 4 << 20, &base), 0);
+	LIB(gdrmap_mem_alloc(c->dev, 4 << 20, &base), 0);
+	if (!base)
+		return;
 	/* Warm up, so one-time set-up is not counted as growth. */
-	CHECK_RET(cycle(g, base, 4096, 0), 0);
+	CHECK_RET(cycle(c->g, base, 4096, 0), 0);
 	fds0 = open_fds();
 	rss0 = rss_kib();
 	maps0 = map_lines();
 	for (i = 1; i <= CYCLES; i++)
-		failed += cycle(g, base + (i * 4099UL) % (4 << 20) / 8 * 8, 8,
-				i) != 0;
+		failed += cycle(c->g, base + (i * 4099UL) % (4 << 20) / 8 * 8,
+				8, i) != 0;
 	fds1 = open_fds();
 	rss1 = rss_kib();
 	maps1 = map_lines();
-	CHECK(failed == 0, "%d of %d cycles failed", failed, CYCLES);
+	CHECK(failed == 0, "%d of %d cycles failed or switched contexts",
+	      failed, CYCLES);
 	CHECK(fds1 == fds0, "open fds %d -> %d", fds0, fds1);
 	CHECK(maps1 == maps0, "mappings %d -> %d", maps0, maps1);
 	/* Allow for allocator noise, not for a leak per cycle. */
 	CHECK(rss1 - rss0 < 2048, "RSS grew %ld KiB over %d cycles",
 	      rss1 - rss0, CYCLES);
-	printf("%d cycles: fds %d -> %d, mappings %d -> %d, RSS %ld -> %ld KiB\n",
-	       CYCLES, fds0, fds1, maps0, maps1, rss0, rss1);
-	CHECK_RET(gdrmap_mem_free(base), 0);
-	CHECK_RET(gdr_close(g), 0);
-	return test_done();
+	printf("GPU %d, %s: %d cycles: fds %d -> %d, mappings %d -> %d, RSS %ld -> %ld KiB\n",
+	       c->dev, gpu_start_names[c->start], CYCLES, fds0, fds1, maps0,
+	       maps1, rss0, rss1);
+	LIB(gdrmap_mem_free(base), 0);
+}
+
+int main(void)
+{
+	return gpu_run(one_case);
 }

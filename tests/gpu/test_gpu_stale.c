@@ -5,6 +5,7 @@
  * at copy sizes 8, 64 and 256 (the counter at the start of the copy).  No
  * read may return a value smaller than the one before it.  GDRCopy 2.6
  * fails this on an H200 (hundreds of backward reads per 20,000).
+ * On every GPU, from every kind of current context (gpu.h).
  */
 #include <stdio.h>
 
@@ -13,11 +14,11 @@
 
 #define READS 20000
 
-int main(void)
+static void one_case(const struct gpu_case *c)
 {
 	static const size_t sizes[] = { 8, 64, 256 };
 	unsigned char buf[256 + 64];
-	unsigned long base;
+	unsigned long base = 0;
 	uint64_t prev, now, first = 0, last = 0;
 	uint32_t stop = 1;
 	CUmodule mod;
@@ -29,37 +30,39 @@ int main(void)
 	unsigned int s, i, backwards;
 	void *args[2];
 	CUdeviceptr dcounter, dstop;
-	gdr_t g;
+	gdr_t g = c->g;
 
-	if (gpu_setup())
-		return test_done();
-	g = gpu_gdr_open();
-	if (!g)
-		return test_done();
-	CHECK_RET(gdrmap_mem_alloc(0, 1 << 20, &base), 0);
-	CHECK_RET(gdr_pin_buffer(g, base, 4096, 0, 0, &mh), 0);
-	CHECK_RET(gdr_map(g, mh, (void **)&va, 4096), 0);
-	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	if (!gpu_has_kernels()) {
+		SKIP("this libcuda runs no kernels");
+		return;
+	}
+	LIB(gdrmap_mem_alloc(c->dev, 1 << 20, &base), 0);
+	if (!base)
+		return;
+	LIB(gdr_pin_buffer(g, base, 4096, 0, 0, &mh), 0);
+	LIB(gdr_map(g, mh, (void **)&va, 4096), 0);
+	LIB(gdr_get_info(g, mh, &info), 0);
 	counter = va + (base - info.va);
 	stopp = counter + 1024;
 	dcounter = base;
 	dstop = base + 1024;
-	CU_OK(cu.ModuleLoadData(&mod, test_kernels_ptx));
-	CU_OK(cu.ModuleGetFunction(&fn, mod, "count_until_stop"));
+	CU_ON(c->dev, cu.ModuleLoadData(&mod, test_kernels_ptx));
+	CU_ON(c->dev, cu.ModuleGetFunction(&fn, mod, "count_until_stop"));
 	/* 0x01 in every byte: the copies must return the counter, not it. */
 	memset(buf, 1, sizeof(buf));
-	CHECK_RET(gdr_copy_to_mapping(mh, counter, buf, 256), 0);
+	LIB(gdr_copy_to_mapping(mh, counter, buf, 256), 0);
 	stop = 0;
-	CHECK_RET(gdr_copy_to_mapping(mh, stopp, &stop, sizeof(stop)), 0);
-	CU_OK(cu.StreamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */));
+	LIB(gdr_copy_to_mapping(mh, stopp, &stop, sizeof(stop)), 0);
+	CU_ON(c->dev, cu.StreamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */));
 	args[0] = &dcounter;
 	args[1] = &dstop;
-	CU_OK(cu.LaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL));
+	CU_ON(c->dev, cu.LaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, args,
+				      NULL));
 
 	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		/* Wait until the kernel runs. */
 		for (i = 0; i < 1000000; i++) {
-			CHECK_RET(gdr_copy_from_mapping(mh, &prev, counter, 8), 0);
+			LIB(gdr_copy_from_mapping(mh, &prev, counter, 8), 0);
 			if (prev != 0x0101010101010101ULL)
 				break;
 		}
@@ -78,8 +81,9 @@ int main(void)
 		      (unsigned long long)last);
 		CHECK(backwards == 0, "size %zu: %u of %d reads went backwards",
 		      sizes[s], backwards, READS);
-		printf("size %3zu: %d reads, %u backwards, counter advanced %llu\n",
-		       sizes[s], READS, backwards,
+		printf("GPU %d, %s, size %3zu: %d reads, %u backwards, counter advanced %llu\n",
+		       c->dev, gpu_start_names[c->start], sizes[s], READS,
+		       backwards,
 		       (unsigned long long)(last - first));
 	}
 	/*
@@ -88,7 +92,7 @@ int main(void)
 	 * that this test sees the hazard it guards against.  Informational:
 	 * it counts nothing.
 	 */
-	if (getenv("GDRCOPY_LIB")) {
+	if (getenv("GDRCOPY_LIB") && c->start == START_NONE) {
 		void *lib = dlopen(getenv("GDRCOPY_LIB"), RTLD_NOW);
 		void (*load)(void *, const void *, size_t) = NULL;
 
@@ -111,11 +115,16 @@ int main(void)
 	}
 
 	stop = 1;
-	CHECK_RET(gdr_copy_to_mapping(mh, stopp, &stop, sizeof(stop)), 0);
-	CU_OK(cu.StreamSynchronize(stream));
-	CHECK_RET(gdr_unmap(g, mh, va, 4096), 0);
-	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
-	CHECK_RET(gdrmap_mem_free(base), 0);
-	CHECK_RET(gdr_close(g), 0);
-	return test_done();
+	LIB(gdr_copy_to_mapping(mh, stopp, &stop, sizeof(stop)), 0);
+	CU_ON(c->dev, cu.StreamSynchronize(stream));
+	CU_ON(c->dev, cu.StreamDestroy(stream));
+	CU_ON(c->dev, cu.ModuleUnload(mod));
+	LIB(gdr_unmap(g, mh, va, 4096), 0);
+	LIB(gdr_unpin_buffer(g, mh), 0);
+	LIB(gdrmap_mem_free(base), 0);
+}
+
+int main(void)
+{
+	return gpu_run(one_case);
 }

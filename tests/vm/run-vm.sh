@@ -13,9 +13,11 @@
 #   GDRMAP_FUZZ_SECS     duration of the fuzzer (cases/fuzz.c), per pass [30]
 #   GDRMAP_FUZZ_SEED     the fuzzer's seed, to replay a run [random]
 #   GDRMAP_CASE_TIMEOUT  limit on one test inside the VM, seconds [120]
-#   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [420]
+#   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [900]
 #   GDRMAP_VM_MEM        guest RAM [1G]
-#   GDRMAP_VM_GPUMEM     size of the simulated GPU's memory (ivshmem) [256M]
+#   GDRMAP_VM_GPUS       simulated GPUs, one ivshmem-plain device each [2]
+#   GDRMAP_VM_GPUMEM     memory of each simulated GPU (its ivshmem BAR);
+#                        host memory, not guest RAM [256M]
 #   GDRMAP_VM_SMP        guest CPUs [2]
 #   GDRMAP_VM_MODES      gdrdrv use_persistent_mapping values, one pass each [1 0]
 #   GDRMAP_VM_ACCEL      QEMU accelerator [tcg]; kvm is faster where it exists
@@ -50,7 +52,12 @@ cd "$top"
 O=${O:-build}
 MAKE=${MAKE:-make}
 stress=${GDRMAP_STRESS_SECS:-10}
-vm_timeout=${GDRMAP_VM_TIMEOUT:-420}
+vm_timeout=${GDRMAP_VM_TIMEOUT:-900}
+gpus=${GDRMAP_VM_GPUS:-2}
+case $gpus in
+[1-9] | 1[0-6]) ;;
+*) die "GDRMAP_VM_GPUS=$gpus: give 1 to 16 simulated GPUs" ;;
+esac
 qemu=qemu-system-x86_64
 command -v $qemu >/dev/null || die "$qemu not found: apt-get install qemu-system-x86"
 
@@ -90,10 +97,20 @@ GDRMAP_VM_MODES="${GDRMAP_VM_MODES:-1 0}"
 GDRMAP_VM_NVSIM_PARAMS="${GDRMAP_VM_NVSIM_PARAMS-poison=1}"
 GDRMAP_VM_GDRDRV_PARAMS="${GDRMAP_VM_GDRDRV_PARAMS:-}"
 GDRMAP_VM_ONLY="${GDRMAP_VM_ONLY:-}"
+GDRMAP_VM_GPUS=$gpus
 VERBOSE="${VERBOSE:-}"
 EOF
 "$vmdir/mkinitramfs.sh" "$stage" "$work/initramfs.cpio.gz" ||
 	fail_early "initramfs failed"
+
+# One ivshmem-plain device per simulated GPU, each with its own memory;
+# nvsim numbers them in PCI order, as CUDA's ordinals.
+gpuargs= i=0
+while [ $i -lt "$gpus" ]; do
+	gpuargs="$gpuargs -object memory-backend-ram,id=gpumem$i,size=${GDRMAP_VM_GPUMEM:-256M},share=on"
+	gpuargs="$gpuargs -device ivshmem-plain,memdev=gpumem$i"
+	i=$((i + 1))
+done
 
 start=$(date +%s)
 # -no-reboot turns the guest's panic (panic=-1) or reboot into an exit;
@@ -108,8 +125,7 @@ timeout -k 10 "$vm_timeout" $qemu \
 	-nographic -no-reboot -nodefaults -serial stdio -monitor none \
 	-kernel "$VMLINUZ" -initrd "$work/initramfs.cpio.gz" \
 	-append "console=ttyS0 panic=-1 quiet log_buf_len=4M printk.devkmsg=on $kdebug" \
-	-object memory-backend-ram,id=gpumem,size="${GDRMAP_VM_GPUMEM:-256M}",share=on \
-	-device ivshmem-plain,memdev=gpumem \
+	$gpuargs \
 	</dev/null >"$log" 2>&1
 qrc=$?
 set -e

@@ -3,6 +3,10 @@
 
 GDRMAP=${GDRMAP:-build/tools/gdrmap}
 JSONQ=${JSONQ:-build/tools/tests/jsonq}
+# GDRMAP_TEST_DEVICE: the GPU the commands are asked about (their -d), as
+# the VM runs them on its second simulated GPU; unset, each one's default.
+dev=${GDRMAP_TEST_DEVICE:-}
+dev_opt=${dev:+-d $dev}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 passed=0 failed=0 skipped=0

@@ -1,15 +1,16 @@
 #!/bin/sh
 # gdrmap doctor: runs anywhere (no GPU, no root), exits 0 unless a check
 # failed, and its JSON has every documented key, consistent with its text.
+# With GDRMAP_TEST_DEVICE, about that GPU only (-d).
 . "$(dirname "$0")/lib.sh"
 
-run_rc text "$GDRMAP" doctor
+run_rc text "$GDRMAP" doctor $dev_opt
 expect "doctor exits 0 or 1 (got $rc)" rc_in $rc 0 1
 text_rc=$rc
 expect "doctor prints checks" grep -q '^\[ok  \] library' "$OUT/text.out"
 expect "doctor writes nothing on stderr" [ ! -s "$OUT/text.err" ]
 
-run_rc json "$GDRMAP" doctor --json
+run_rc json "$GDRMAP" doctor --json $dev_opt
 f=$OUT/json.out
 expect "doctor --json exits as the text run did" [ $rc = $text_rc ]
 expect "doctor --json is valid JSON" "$JSONQ" "$f"
@@ -77,6 +78,10 @@ else
 		.gpus[0].pci_bus_id .gpus[0].numa_node .gpus[0].local_cpus \
 		.gpus[0].bar_bytes .gpus[0].memory_bytes \
 		.gpus[0].rdma_supported .gpus[0].simulated .gpus[0].acs
+	if [ -n "$dev" ]; then
+		expect "doctor -d $dev: that GPU only" jq_is "$f" .gpus# 1
+		expect "doctor -d $dev: GPU $dev" jq_is "$f" .gpus[0].index "$dev"
+	fi
 	if [ "$("$JSONQ" "$f" .gpus[0].simulated)" = true ]; then
 		expect "simulated GPU: top-level simulated" jq_is "$f" .simulated true
 		expect "simulated GPU: banner" grep -q SIMULATED "$OUT/text.out"
@@ -92,7 +97,7 @@ fi
 
 # Runs without write access to anything and with a hostile environment.
 run_rc env env GDRMAP_BACKEND=nonsense GDRCOPY_ENABLE_LOGGING=1 \
-	"$GDRMAP" doctor --json
+	"$GDRMAP" doctor --json $dev_opt
 expect "doctor with GDRMAP_BACKEND=nonsense exits 0/1" rc_in $rc 0 1
 expect "... and its JSON is valid" "$JSONQ" "$OUT/env.out"
 

@@ -4,12 +4,12 @@
 # a GPU (real, or the VM's simulated one) each runs a small configuration
 # and its JSON is checked for shape and for data moved correctly
 # ("verified": true); on a simulated GPU, for the "simulated" label.
-# Speed is never checked.
+# Speed is never checked.  With GDRMAP_TEST_DEVICE, on that GPU (-d).
 . "$(dirname "$0")/lib.sh"
 
 cmds="copylat copybw apiperf pplat"
 
-"$GDRMAP" doctor --json >"$OUT/doctor.json" 2>/dev/null
+"$GDRMAP" doctor --json $dev_opt >"$OUT/doctor.json" 2>/dev/null
 gpu=$("$JSONQ" "$OUT/doctor.json" .gpu_present)
 sim=$("$JSONQ" "$OUT/doctor.json" .simulated)
 backend=$("$JSONQ" "$OUT/doctor.json" .default_backend)
@@ -18,11 +18,11 @@ if [ "$gpu" != true ] || [ "$backend" = null ]; then
 	why="no GPU"
 	[ "$gpu" = true ] && why="no usable backend"
 	for c in $cmds; do
-		run_rc t "$GDRMAP" $c
+		run_rc t "$GDRMAP" $c $dev_opt
 		expect "$c without a GPU exits 1 (got $rc)" [ $rc = 1 ]
 		expect "$c without a GPU says $why" grep -Eq "$why|gdr_open failed" "$OUT/t.err"
 		expect "$c without a GPU prints no table" [ ! -s "$OUT/t.out" ]
-		run_rc j "$GDRMAP" $c --json
+		run_rc j "$GDRMAP" $c $dev_opt --json
 		expect "$c --json without a GPU exits 1" [ $rc = 1 ]
 		expect "$c --json without a GPU is valid JSON" "$JSONQ" "$OUT/j.out"
 		expect "$c --json without a GPU has the error" jq_has "$OUT/j.out" .error .exit_code
@@ -43,6 +43,7 @@ header() {
 	expect "$c command" jq_is "$f" .command $c
 	expect "$c simulated label" jq_is "$f" .simulated "$sim"
 	expect "$c data verified" jq_is "$f" .verified true
+	expect "$c on device ${dev:-0}" jq_is "$f" .device.index "${dev:-0}"
 }
 
 stats() {	# FILE PATH: p0 <= p50 <= p99 <= max, all numbers
@@ -52,7 +53,7 @@ stats() {	# FILE PATH: p0 <= p50 <= p99 <= max, all numbers
 	expect "$2 has n" jq_num "$1" "$2.n"
 }
 
-run_rc cl "$GDRMAP" copylat --json -s 64K -w 20 -r 20 -o 3
+run_rc cl "$GDRMAP" copylat $dev_opt --json -s 64K -w 20 -r 20 -o 3
 f=$OUT/cl.out
 expect "copylat exits 0 (got $rc: $(cat "$OUT/cl.err"))" [ $rc = 0 ]
 header "$f" copylat
@@ -65,17 +66,17 @@ for m in gdr_copy_to_mapping cuMemcpyHtoD gdr_copy_from_mapping cuMemcpyDtoH; do
 done
 expect "copylat: every size verified" [ "$(grep -c '"verified": true' "$f")" = 18 ]
 
-run_rc cold "$GDRMAP" copylat --json -s 4K -w 5 -r 5 --cold
+run_rc cold "$GDRMAP" copylat $dev_opt --json -s 4K -w 5 -r 5 --cold
 expect "copylat --cold exits 0" [ $rc = 0 ]
 expect "copylat --cold labelled" jq_is "$OUT/cold.out" .cold_cache true
 
 # An offset past the first 64 KiB: the pinned window starts above the
 # allocation.
-run_rc far "$GDRMAP" copylat --json -s 4K -m 1K -w 5 -r 5 -o 70001
+run_rc far "$GDRMAP" copylat $dev_opt --json -s 4K -m 1K -w 5 -r 5 -o 70001
 expect "copylat -o 70001 exits 0 (got $rc: $(cat "$OUT/far.err"))" [ $rc = 0 ]
 expect "copylat -o 70001 verified" jq_is "$OUT/far.out" .verified true
 
-run_rc bw "$GDRMAP" copybw --json -s 1M -c 768K -o 64 -w 3 -r 3 -t 3
+run_rc bw "$GDRMAP" copybw $dev_opt --json -s 1M -c 768K -o 64 -w 3 -r 3 -t 3
 f=$OUT/bw.out
 expect "copybw exits 0 (got $rc: $(cat "$OUT/bw.err"))" [ $rc = 0 ]
 header "$f" copybw
@@ -88,7 +89,7 @@ for p in write.gdr_copy_to_mapping write.cuMemcpyHtoD read.gdr_copy_from_mapping
 	stats "$f" ".$p.ns"
 done
 
-run_rc ap "$GDRMAP" apiperf --json -s 64K -o 12345 -n 30
+run_rc ap "$GDRMAP" apiperf $dev_opt --json -s 64K -o 12345 -n 30
 f=$OUT/ap.out
 expect "apiperf exits 0 (got $rc: $(cat "$OUT/ap.err"))" [ $rc = 0 ]
 header "$f" apiperf
@@ -100,7 +101,7 @@ done
 expect "apiperf: every read checked" jq_is "$f" .reads_checked 30
 expect "apiperf: none wrong" jq_is "$f" .reads_wrong 0
 
-run_rc pp "$GDRMAP" pplat --json -n 200
+run_rc pp "$GDRMAP" pplat $dev_opt --json -n 200
 f=$OUT/pp.out
 expect "pplat exits 0 (got $rc: $(cat "$OUT/pp.err"))" [ $rc = 0 ]
 header "$f" pplat
@@ -115,7 +116,7 @@ else
 	expect "pplat on a GPU: kernel responder" jq_is "$f" .responder gpu-kernel
 fi
 
-run_rc pp1 "$GDRMAP" pplat --json -n 30 --mode hostflag,mapping
+run_rc pp1 "$GDRMAP" pplat $dev_opt --json -n 30 --mode hostflag,mapping
 expect "pplat --mode hostflag,mapping exits 0" [ $rc = 0 ]
 expect "pplat --mode: two modes" jq_is "$OUT/pp1.out" .modes# 2
 expect "pplat --mode: no htod" sh -c "! '$JSONQ' '$OUT/pp1.out' .modes.htod 2>/dev/null"
@@ -123,7 +124,7 @@ expect "pplat --mode: no htod" sh -c "! '$JSONQ' '$OUT/pp1.out' .modes.htod 2>/d
 # Text output of each, with the simulated banner where it applies.
 for c in "copylat -s 1K -w 5 -r 5" "copybw -s 256K -w 2 -r 2" \
 	 "apiperf -n 5" "pplat -n 20"; do
-	run_rc txt "$GDRMAP" $c
+	run_rc txt "$GDRMAP" $c $dev_opt
 	expect "$c (text) exits 0" [ $rc = 0 ]
 	if [ "$sim" = true ]; then
 		expect "$c (text) has the SIMULATED banner" grep -q SIMULATED "$OUT/txt.out"
@@ -131,7 +132,7 @@ for c in "copylat -s 1K -w 5 -r 5" "copybw -s 256K -w 2 -r 2" \
 done
 
 # cuMemAlloc memory: pinned by gdrdrv and dmabuf; refused cleanly otherwise.
-run_rc cm "$GDRMAP" copylat --json -a cumemalloc -s 4K -w 5 -r 5
+run_rc cm "$GDRMAP" copylat $dev_opt --json -a cumemalloc -s 4K -w 5 -r 5
 if [ "$backend" = vulkan ]; then
 	expect "cumemalloc on vulkan: exit 1 (got $rc)" [ $rc = 1 ]
 	expect "... with a JSON error" jq_has "$OUT/cm.out" .error

@@ -17,7 +17,7 @@ static int fd;
 static void refused(CUdeviceptr d, uint64_t size, int reaches_nvsim)
 {
 	struct gdrdrv_pin_buffer_v2_params p = { .addr = d, .size = size };
-	long calls = nvsim_stat("get_pages_calls");
+	long calls = nvsim_stat("get_pages_requests");
 	uint64_t h;
 	int rc;
 
@@ -32,10 +32,10 @@ static void refused(CUdeviceptr d, uint64_t size, int reaches_nvsim)
 	if (!rc)
 		gdrdrv_unpin(fd, h);
 	if (reaches_nvsim)
-		CHECK(nvsim_stat("get_pages_calls") == calls + 2,
+		CHECK(nvsim_stat("get_pages_requests") == calls + 2,
 		      "%#llx bytes: nvsim was not asked", (unsigned long long)size);
 	else
-		CHECK(nvsim_stat("get_pages_calls") == calls,
+		CHECK(nvsim_stat("get_pages_requests") == calls,
 		      "%#llx bytes: NVIDIA was called for more than the GPU has",
 		      (unsigned long long)size);
 }

@@ -91,7 +91,7 @@ static struct counts counts_now(void)
 		.nvsim = nvsim_count("outstanding_pins"),
 		.callbacks = nvsim_stat("callbacks_fired"),
 		.stale = nvsim_stat("stale_puts"),
-		.puts = nvsim_stat("put_pages_calls"),
+		.puts = nvsim_stat("put_pages_requests"),
 	};
 }
 

@@ -22,31 +22,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cuda_defs.h"
-#include "check.h"
+#include "cuda_test.h"
+#include "nvsim_count.h"
 #include "uapi/gdrdrv_ioctl.h"
 
 #define KiB (1024UL)
 #define MiB (1024UL * 1024)
 #define GPU_PAGE (64 * KiB)
-
-/* CHECK, and give up on a case when it fails: nothing after it would
- * mean anything.  cond is evaluated once. */
-#define REQUIRE(cond, ...)						\
-	do {								\
-		unsigned long require_failed_ = check_failed;		\
-									\
-		CHECK(cond, __VA_ARGS__);				\
-		if (check_failed != require_failed_)			\
-			exit(test_done());				\
-	} while (0)
-
-#define CU_OK(call)							\
-	do {								\
-		CUresult cu_ok_rc_ = (call);				\
-		REQUIRE(cu_ok_rc_ == CUDA_SUCCESS, "%s: CUresult %d",	\
-			#call, cu_ok_rc_);				\
-	} while (0)
 
 /* Make the simulated GPU's primary context current in this thread. */
 static inline void vm_cuda_init(void)
@@ -229,45 +211,6 @@ static inline int write_text(const char *path, const char *text)
 }
 
 /* ---- leak counters ---- */
-
-/* The number a /proc file holds, or -1 if it cannot be read. */
-static inline long read_count(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-/* One of nvsim's counters (sim/README.md), or -1. */
-static inline long nvsim_count(const char *name)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "/proc/driver/nvsim/%s", name);
-	return read_count(path);
-}
-
-/* A line "name: N" of /proc/driver/nvsim/stats, or -1. */
-static inline long nvsim_stat(const char *name)
-{
-	FILE *f = fopen("/proc/driver/nvsim/stats", "r");
-	char key[64];
-	long v, found = -1;
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63[^:]: %ld\n", key, &v) == 2)
-		if (!strcmp(key, name))
-			found = v;
-	fclose(f);
-	return found;
-}
 
 /* gdrdrv's count of pins held, or -1. */
 static inline long gdrdrv_refcount(void)

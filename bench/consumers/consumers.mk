@@ -1,0 +1,22 @@
+# The consumer suite (bench/consumers/README.md): nccl_gdr, built with the
+# plain C compiler (CUDA and NCCL are loaded at run time), and the host
+# test that the suite's parts skip or fail cleanly where there is no GPU
+# and that the latency summary judges as documented.
+
+CONSUMERS_BIN := $(O)/bench/consumers/nccl_gdr
+
+$(CONSUMERS_BIN): bench/consumers/nccl_gdr.c common/cuda_defs.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -ldl
+
+.PHONY: consumers check-consumers
+consumers: $(CONSUMERS_BIN)
+bench: consumers
+
+check-consumers: consumers lib
+	@echo "== consumer suite, without a GPU (bench/consumers)"
+	NCCL_GDR=$(abspath $(CONSUMERS_BIN)) GDRAPI=$(abspath $(O))/lib/libgdrapi.so.2 \
+		tests/run-tests.sh -t 120 -s $(CHECK_SUMMARY) \
+		bench/consumers/test_consumers.sh
+
+CHECK_SUITES += check-consumers

@@ -1,0 +1,93 @@
+#!/bin/sh
+# The consumer suite where there is no GPU (as in CI): every part skips
+# with its reason and exit 77, and the latency summary judges "helps",
+# "hurts" and "neutral" as its documentation says, on made-up runs.
+# NCCL_GDR and GDRAPI name the built nccl_gdr and libgdrapi.so.2.
+here=$(cd "$(dirname "$0")" && pwd)
+NCCL_GDR=${NCCL_GDR:-build/bench/consumers/nccl_gdr}
+GDRAPI=${GDRAPI:-build/lib/libgdrapi.so.2}
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+passed=0 failed=0 skipped=0
+
+expect() {
+	what=$1
+	shift
+	if "$@"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "FAIL: $what" >&2
+	fi
+}
+
+# The machine must really lack a GPU for the skip cases to mean anything.
+if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+	echo "SKIP: this machine has a GPU; run bench/consumers/run.sh there" >&2
+	skipped=$((skipped + 1))
+else
+	for mode in check "check -s" lat; do
+		# shellcheck disable=SC2086
+		"$NCCL_GDR" $mode >"$OUT/n.out" 2>"$OUT/n.err"
+		rc=$?
+		expect "nccl_gdr $mode without a GPU exits 77 (got $rc)" [ $rc = 77 ]
+		expect "nccl_gdr $mode says why" grep -q '^SKIP: no libcuda.so.1' "$OUT/n.err"
+		expect "nccl_gdr $mode ends with the closing line" \
+			grep -qx '0 passed, 0 failed, 1 skipped' "$OUT/n.out"
+	done
+	"$NCCL_GDR" bogus >/dev/null 2>&1
+	expect "nccl_gdr with a bad mode exits 2" [ $? = 2 ]
+
+	for extra in "" --default-allocator; do
+		python3 "$here/torch_pin.py" "$GDRAPI" $extra >"$OUT/t.out" 2>&1
+		rc=$?
+		expect "torch_pin.py $extra without torch or a GPU exits 77 (got $rc)" [ $rc = 77 ]
+		expect "torch_pin.py $extra says why" grep -q '^SKIP: ' "$OUT/t.out"
+	done
+
+	"$here/run.sh" "$OUT/run" >"$OUT/r.out" 2>&1
+	rc=$?
+	expect "run.sh without a GPU exits 77 (got $rc)" [ $rc = 77 ]
+	expect "run.sh writes its summary" grep -q '^all *skip *no GPU' "$OUT/run/summary.txt"
+	expect "run.sh ends with the closing line" \
+		grep -qx '0 passed, 0 failed, 1 skipped' "$OUT/run/summary.txt"
+fi
+
+# Three runs per setting; per run, reps of one size.  8 B: gdrmap is
+# faster by more than either spread; 16 B: slower; 32 B: the ranges
+# overlap.
+mkdir -p "$OUT/lat"
+for k in 1 2 3; do
+	for gdr in 0 1; do
+		f=$OUT/lat/lat-socket-gdr$gdr-run$k.out
+		echo "nccl 22809, 2 processes" >"$f"
+		for rep in 0 1 2 3 4; do
+			if [ $gdr = 1 ]; then
+				a=$((20 + k)) b=$((40 + k)) c=$((30 + k))
+			else
+				a=$((30 + k)) b=$((30 + k)) c=$((31 + k))
+			fi
+			echo "allreduce,8,$rep,$a.$rep" >>"$f"
+			echo "allreduce,16,$rep,$b.$rep" >>"$f"
+			echo "allreduce,32,$rep,$c.$rep" >>"$f"
+		done
+	done
+done
+python3 "$here/summarize.py" "$OUT/lat" >"$OUT/sum.md"
+expect "summarize.py exits 0" [ $? = 0 ]
+expect "8 B: helps" grep -q '^| 8 | 32.20 (31.20-33.20) | 22.20 (21.20-23.20) | -31.1% | helps |$' "$OUT/sum.md"
+expect "16 B: hurts" grep -q '^| 16 | .* | hurts |$' "$OUT/sum.md"
+expect "32 B: neutral" grep -q '^| 32 | .* | neutral |$' "$OUT/sum.md"
+expect "one verdict line" grep -qx 'socket: GDRCopy path helps at 1 sizes, hurts at 1, neutral at 1' "$OUT/sum.md"
+rm "$OUT"/lat/lat-socket-gdr1-run*.out
+python3 "$here/summarize.py" "$OUT/lat" >"$OUT/sum.md"
+expect "sizes without a gdrmap run are reported missing" grep -q ', 3 missing$' "$OUT/sum.md"
+python3 "$here/summarize.py" "$OUT/nothing" >/dev/null 2>&1
+expect "summarize.py without runs exits 1" [ $? = 1 ]
+
+if [ $skipped -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ $failed = 0 ]

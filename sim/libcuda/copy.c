@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libcuda shim of the simulated GPUs (shim.h): copies and memsets.  They
+ * need a current context, any one: with unified addressing a pointer says
+ * which GPU's memory it is, and a device-to-device copy may go from one
+ * GPU to another.  Ranges must lie inside one allocation's user range or
+ * one cuMemMap mapping; everything is synchronous.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+static CUresult do_memset(CUdeviceptr dst, uint32_t value, size_t n,
+			  uint32_t elem)
+{
+	struct nvsim_memset m = { .va = dst, .count = n, .value = value,
+				  .elem_size = elem };
+	CUresult ret;
+	int err;
+
+	pthread_mutex_lock(&shim_lock);
+	ret = need_ctx(NULL);
+	if (ret)
+		goto out;
+	ret = CUDA_ERROR_INVALID_VALUE;
+	if (n > UINT64_MAX / elem || dst % elem)
+		goto out;
+	if (managed_range(dst, n * elem)) {
+		uint8_t v8 = (uint8_t)value;
+		uint16_t v16 = (uint16_t)value;
+		const void *v = elem == 1 ? (const void *)&v8 :
+				elem == 2 ? (const void *)&v16 : &value;
+
+		for (size_t i = 0; i < n; i++)
+			memcpy((char *)(uintptr_t)dst + i * elem, v, elem);
+		ret = CUDA_SUCCESS;
+		goto out;
+	}
+	if (!dev_range(dst, n ? n * elem : 1))
+		goto out;
+	err = nvsim_ioctl(NVSIM_IOC_MEMSET, &m);
+	ret = err ? errno_to_cu(err) : CUDA_SUCCESS;
+out:
+	pthread_mutex_unlock(&shim_lock);
+	return ret;
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n)
+{
+	return do_memset(dst, uc, n, 1);
+}
+
+CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short us, size_t n)
+{
+	return do_memset(dst, us, n, 2);
+}
+
+CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int ui, size_t n)
+{
+	return do_memset(dst, ui, n, 4);
+}
+
+/* pread/pwrite at device addresses, until done. */
+static CUresult dev_rw(uint64_t dev, void *host, size_t n, bool write)
+{
+	size_t done = 0;
+	ssize_t r;
+
+	while (done < n) {
+		if (write)
+			r = pwrite(shim_fd, (char *)host + done, n - done,
+				   (off_t)(dev + done));
+		else
+			r = pread(shim_fd, (char *)host + done, n - done,
+				  (off_t)(dev + done));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? errno_to_cu(errno) : CUDA_ERROR_UNKNOWN;
+		done += (size_t)r;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* Host <-> device copy of n bytes: dev is the GPU side, host the CPU's. */
+static CUresult host_dev_copy(CUdeviceptr dev, void *host, size_t n,
+			      bool to_dev)
+{
+	CUresult ret;
+
+	pthread_mutex_lock(&shim_lock);
+	ret = need_ctx(NULL);
+	if (ret)
+		goto out;
+	ret = CUDA_ERROR_INVALID_VALUE;
+	if (!n) {
+		ret = CUDA_SUCCESS;
+		goto out;
+	}
+	if (!host)
+		goto out;
+	if (managed_range(dev, n)) {
+		if (to_dev)
+			memcpy((void *)(uintptr_t)dev, host, n);
+		else
+			memcpy(host, (void *)(uintptr_t)dev, n);
+		ret = CUDA_SUCCESS;
+	} else if (dev_range(dev, n)) {
+		ret = dev_rw(dev, host, n, to_dev);
+	}
+out:
+	pthread_mutex_unlock(&shim_lock);
+	return ret;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+	return host_dev_copy(dst, (void *)src, n, true);
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+	return host_dev_copy(src, dst, n, false);
+}
+
+/* Unified addressing: either side may be host or device memory. */
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	struct nvsim_copy c = { .dst = dst, .src = src, .size = n };
+	bool ddev, sdev;
+	CUresult ret;
+	int err;
+
+	pthread_mutex_lock(&shim_lock);
+	ret = need_ctx(NULL);
+	if (ret || !n)
+		goto out;
+	ret = CUDA_ERROR_INVALID_VALUE;
+	if (!dst || !src)
+		goto out;
+	ddev = dev_range(dst, n);
+	sdev = dev_range(src, n);
+	/* Device address space outside an allocation is invalid. */
+	if ((!ddev && dev_space(dst)) || (!sdev && dev_space(src)))
+		goto out;
+	if (ddev && sdev) {
+		err = nvsim_ioctl(NVSIM_IOC_COPY, &c);
+		ret = err ? errno_to_cu(err) : CUDA_SUCCESS;
+	} else if (ddev) {
+		ret = dev_rw(dst, (void *)(uintptr_t)src, n, true);
+	} else if (sdev) {
+		ret = dev_rw(src, (void *)(uintptr_t)dst, n, false);
+	} else {
+		memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, n);
+		ret = CUDA_SUCCESS;
+	}
+out:
+	pthread_mutex_unlock(&shim_lock);
+	return ret;
+}
+
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	struct nvsim_copy c = { .dst = dst, .src = src, .size = n };
+	CUresult ret;
+	int err;
+
+	pthread_mutex_lock(&shim_lock);
+	ret = need_ctx(NULL);
+	if (ret || !n)
+		goto out;
+	ret = CUDA_ERROR_INVALID_VALUE;
+	if (!dev_range(dst, n) || !dev_range(src, n))
+		goto out;
+	err = nvsim_ioctl(NVSIM_IOC_COPY, &c);
+	ret = err ? errno_to_cu(err) : CUDA_SUCCESS;
+out:
+	pthread_mutex_unlock(&shim_lock);
+	return ret;
+}
+
+SHIM_ALIAS(cuMemsetD8, cuMemsetD8_v2, CUresult,
+	   (CUdeviceptr, unsigned char, size_t));
+SHIM_ALIAS(cuMemsetD16, cuMemsetD16_v2, CUresult,
+	   (CUdeviceptr, unsigned short, size_t));
+SHIM_ALIAS(cuMemsetD32, cuMemsetD32_v2, CUresult,
+	   (CUdeviceptr, unsigned int, size_t));
+SHIM_ALIAS(cuMemcpyHtoD, cuMemcpyHtoD_v2, CUresult,
+	   (CUdeviceptr, const void *, size_t));
+SHIM_ALIAS(cuMemcpyDtoH, cuMemcpyDtoH_v2, CUresult,
+	   (void *, CUdeviceptr, size_t));
+SHIM_ALIAS(cuMemcpyDtoD, cuMemcpyDtoD_v2, CUresult,
+	   (CUdeviceptr, CUdeviceptr, size_t));
+/* Per-thread-stream variants: there are no streams here. */
+SHIM_ALIAS(cuMemsetD8_v2_ptds, cuMemsetD8_v2, CUresult,
+	   (CUdeviceptr, unsigned char, size_t));
+SHIM_ALIAS(cuMemsetD16_v2_ptds, cuMemsetD16_v2, CUresult,
+	   (CUdeviceptr, unsigned short, size_t));
+SHIM_ALIAS(cuMemsetD32_v2_ptds, cuMemsetD32_v2, CUresult,
+	   (CUdeviceptr, unsigned int, size_t));
+SHIM_ALIAS(cuMemcpy_ptds, cuMemcpy, CUresult,
+	   (CUdeviceptr, CUdeviceptr, size_t));
+SHIM_ALIAS(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2, CUresult,
+	   (CUdeviceptr, const void *, size_t));
+SHIM_ALIAS(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2, CUresult,
+	   (void *, CUdeviceptr, size_t));
+SHIM_ALIAS(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2, CUresult,
+	   (CUdeviceptr, CUdeviceptr, size_t));

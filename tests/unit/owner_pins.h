@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pins of memory of every fake device (fake_cuda.h) from every starting
+ * context, for the tests of the module-free backends: data moves both
+ * ways through the mapping, checked byte by byte against the GPU's view,
+ * and no library call leaves the thread in another context.
+ */
+#ifndef GDRMAP_TEST_OWNER_PINS_H
+#define GDRMAP_TEST_OWNER_PINS_H
+
+#include <errno.h>
+
+#include "check.h"
+#include "fake_cuda.h"
+#include "internal.h"
+
+/* A library call that must return want and keep the current context. */
+#define LIB(expr, want)							\
+	do {								\
+		CUcontext lib_before_ = fake_cur;			\
+		CHECK_RET(expr, want);					\
+		CHECK(fake_cur == lib_before_,				\
+		      "%s changed the current context", #expr);		\
+	} while (0)
+
+#define PIN_AREA	16384	/* the part of the allocation checked */
+#define POISON		0x5a
+
+static inline void pattern(unsigned char *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)((i * 131 + seed * 7 + 1) % 251 + 1);
+}
+
+/*
+ * Pin [base + off, +n) from start st (a context chosen for dev, the
+ * owner), write through the mapping and read back, both checked against
+ * the GPU's view of PIN_AREA bytes around it (n < PIN_AREA - 8192).
+ */
+static inline void pin_and_copy(gdr_t g, int dev, enum fake_start st,
+				CUdeviceptr base, size_t off, size_t n)
+{
+	unsigned char gpu[PIN_AREA], data[PIN_AREA], back[PIN_AREA + 2];
+	unsigned int seed = (unsigned int)(dev * NR_STARTS + st);
+	gdr_info_t info;
+	gdr_mh_t mh = { 0 };
+	char *va = NULL, *p;
+	size_t i, area = off < 4096 ? 0 : (off & ~(size_t)4095) - 4096;
+	int bad = 0;
+
+	fake_enter_start(st, dev);
+	memset(gpu, POISON, sizeof(gpu));
+	CHECK(fake_gpu_rw(base + area, gpu, PIN_AREA, 1) == 0,
+	      "poison the GPU side");
+	LIB(gdr_pin_buffer(g, base + off, n, 0, 0, &mh), 0);
+	LIB(gdr_map(g, mh, (void **)&va, n), 0);
+	LIB(gdr_get_info(g, mh, &info), 0);
+	if (!va)
+		goto out;
+	p = va + (base + off - info.va);
+
+	pattern(data, n, seed);
+	LIB(gdr_copy_to_mapping(mh, p, data, n), 0);
+	CHECK(fake_gpu_rw(base + area, gpu, PIN_AREA, 0) == 0,
+	      "read the GPU side");
+	for (i = area; i < area + PIN_AREA; i++)
+		bad += gpu[i - area] != (i >= off && i < off + n ?
+					 data[i - off] : POISON);
+	CHECK(bad == 0, "device %d from %s: %d of %d bytes wrong after a write through the mapping",
+	      dev, fake_start_names[st], bad, PIN_AREA);
+
+	pattern(data, n, seed + 1000);
+	CHECK(fake_gpu_rw(base + off, data, n, 1) == 0, "write the GPU side");
+	memset(back, POISON, sizeof(back));
+	LIB(gdr_copy_from_mapping(mh, back + 1, p, n), 0);
+	bad = back[0] != POISON || back[n + 1] != POISON;
+	for (i = 0; i < n; i++)
+		bad += back[i + 1] != data[i];
+	CHECK(bad == 0, "device %d from %s: %d bytes wrong in a read through the mapping",
+	      dev, fake_start_names[st], bad);
+
+	LIB(gdr_unmap(g, mh, va, n), 0);
+out:
+	LIB(gdr_unpin_buffer(g, mh), 0);
+	fake_leave_start(st, dev);
+}
+
+/* A pin of p, memory of dev, from another device's context: refused
+ * with err, gdrmap_last_error() saying text. */
+static inline void pin_refused(gdr_t g, int dev, CUdeviceptr p, int err,
+			       const char *text)
+{
+	gdr_mh_t mh;
+
+	fake_enter_start(START_OTHER_PRIMARY, dev);
+	LIB(gdr_pin_buffer(g, p, 4096, 0, 0, &mh), err);
+	CHECK(strstr(gdrmap_last_error(), text) != NULL,
+	      "the refusal says \"%s\": %s", text, gdrmap_last_error());
+	fake_leave_start(START_OTHER_PRIMARY, dev);
+}
+
+/* The verdict, once no library call made a CUDA call for memory outside
+ * a context of its owner. */
+static inline int owner_done(void)
+{
+	CHECK(atomic_load(&fake_wrong_ctx) == 0,
+	      "%d CUDA calls outside the owner's context",
+	      atomic_load(&fake_wrong_ctx));
+	return test_done();
+}
+
+#endif /* GDRMAP_TEST_OWNER_PINS_H */

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The dmabuf backend on a fake CUDA of several devices: gdr_open tries
+ * the device of the calling thread's context (not device 0); pins of
+ * memory of every device, VMM and legacy, from every starting context,
+ * export in the owner's context and move the right bytes; a device that
+ * cannot export dma-bufs is refused by name while the others work.
+ */
+#include "owner_pins.h"
+
+static CUdeviceptr legacy_alloc(int dev)
+{
+	CUdeviceptr p = 0;
+
+	fake_ctx_create(dev, 2);
+	CHECK(fake_MemAlloc(&p, 1 << 20) == CUDA_SUCCESS,
+	      "legacy memory on %d", dev);
+	fake_cur = NULL;
+	return p;
+}
+
+int main(void)
+{
+	char why[512];
+	unsigned long vmm[FAKE_DEVS];
+	CUdeviceptr legacy[FAKE_DEVS];
+	gdr_t g;
+	int d, st, err = 0, before;
+
+	gdr_cuda_use_syms(&fake_syms);
+	fake_dmabuf_supported[1] = 0;
+	for (d = 0; d < FAKE_DEVS; d++) {
+		legacy[d] = legacy_alloc(d);
+		CHECK_RET(gdrmap_mem_alloc(d, 2 << 20, &vmm[d]), 0);
+	}
+	before = fake_legacy_allocs[0];
+
+	/* Opened from device 2's context: the try runs there. */
+	fake_enter_start(START_OWN_PRIMARY, 2);
+	g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why), &err);
+	CHECK(g != NULL, "dmabuf opens: %s", why);
+	CHECK(fake_cur == &fake_primary[2], "gdr_open keeps the context");
+	CHECK(fake_legacy_allocs[2] == 2 && fake_legacy_allocs[0] == before,
+	      "gdr_open tried device 2, the caller's (allocations: %d on 2, %d on 0)",
+	      fake_legacy_allocs[2], fake_legacy_allocs[0]);
+	fake_leave_start(START_OWN_PRIMARY, 2);
+	if (!g)
+		return test_done();
+
+	for (d = 0; d < FAKE_DEVS; d++) {
+		if (d == 1)
+			continue;
+		for (st = 0; st < NR_STARTS; st++) {
+			pin_and_copy(g, d, st, vmm[d], 100, 3000);
+			pin_and_copy(g, d, st, legacy[d], 7, 4000);
+		}
+	}
+	/* Named: the device that cannot export. */
+	pin_refused(g, 1, vmm[1], ENOTSUP, "CUDA device 1");
+	CHECK_RET(gdr_close(g), 0);
+	return owner_done();
+}
