@@ -49,6 +49,7 @@ CHECK_SUITES := check-unit check-asan check-arm64 check-consumer check-compilers
 include lib/copy/copy.mk
 include lib/lib.mk
 include tests/unit/unit.mk
+include tests/fuzz/fuzz.mk
 include tests/consumer/consumer.mk
 include tests/gpu/gpu.mk
 include bench/bench.mk

@@ -261,7 +261,7 @@ static int dmabuf_map(struct gdr *g, struct gdr_region *r, size_t len,
 		gdr_err("the dmabuf backend maps this memory %s only: map with GDR_MAP_FLAG_DEFAULT",
 			type == GDR_MAPPING_TYPE_WC ? "write-combined" :
 			"cached");
-		return EINVAL;
+		return EOPNOTSUPP;
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 (int)r->bhandle, 0);

@@ -308,7 +308,7 @@ static int gdrdrv_map(struct gdr *g, struct gdr_region *r, size_t len,
 			gdr_get_mapping_type_string(want, &ws);
 			gdr_err("gdrdrv cannot give a %s mapping on this platform (%s): map with GDR_MAP_FLAG_DEFAULT",
 				ws, strerror(err));
-			return err == EOPNOTSUPP ? EINVAL : err;
+			return err;
 		}
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, drv(g)->fd,

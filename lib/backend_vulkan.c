@@ -335,7 +335,7 @@ static int vulkan_map(struct gdr *g, struct gdr_region *r, size_t len,
 	(void)g, (void)len;
 	if (want != GDR_MAPPING_TYPE_NONE && want != GDR_MAPPING_TYPE_WC) {
 		gdr_err("the vulkan backend maps write-combined only: map with GDR_MAP_FLAG_DEFAULT");
-		return EINVAL;
+		return EOPNOTSUPP;
 	}
 	pthread_mutex_lock(&imports_lock);
 	if (!imp->maps) {

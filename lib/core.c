@@ -31,6 +31,8 @@ struct gdr *gdr_open_backend(const struct gdr_backend *b, char *why,
 		return NULL;
 	}
 	pthread_mutex_init(&g->lock, NULL);
+	gdr_fork_init();
+	g->fork_gen = atomic_load(&gdr_fork_gen);
 	gdr_backend_complete(&g->ops, b);
 	g->host_page_size = page > 0 ? (size_t)page : 4096;
 	g->host_page_shift = __builtin_ctzl(g->host_page_size);
@@ -79,6 +81,9 @@ GDR_API int gdr_close(gdr_t g)
 		gdr_err("g is NULL: pass the gdr_t returned by gdr_open");
 		return EINVAL;
 	}
+	/* The parent's: its lock may be held for good, its state is not ours. */
+	if (gdr_opened_before_fork(g, __func__))
+		return EINVAL;
 	pthread_mutex_lock(&g->lock);
 	while (g->regions) {
 		struct gdr_region *r = g->regions;
@@ -113,6 +118,8 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint64_t p2p_token,
 		gdr_err("%s: %s is NULL", caller, g ? "handle" : "g");
 		return EINVAL;
 	}
+	if (gdr_opened_before_fork(g, caller))
+		return EINVAL;
 	if (!addr || !size || addr + size < addr ||
 	    addr + size > UINT64_MAX - GPU_PAGE_SIZE) {
 		gdr_err("%s: [0x%lx, +%zu) is not a valid range: pass a GPU address and a non-zero size",
@@ -182,6 +189,8 @@ static struct gdr_region *lock_region(gdr_t g, gdr_mh_t mh,
 		gdr_err("%s: g is NULL", caller);
 		return NULL;
 	}
+	if (gdr_opened_before_fork(g, caller))
+		return NULL;
 	pthread_mutex_lock(&g->lock);
 	r = gdr_region_get(g, mh, caller);
 	if (!r)
@@ -352,10 +361,11 @@ static int map_region(gdr_t g, struct gdr_region *r, gdr_mh_t handle,
 	err = g->ops.map(g, r, len, want, &p, &got);
 	if (err)
 		return err;
+	/* EOPNOTSUPP, as GDRCopy's gdrdrv: callers test it to fall back. */
 	if (want != GDR_MAPPING_TYPE_NONE && got != want) {
 		gdr_err("the %s backend mapped as %s, not %s as asked: map with GDR_MAP_FLAG_DEFAULT",
 			g->ops.name, type_name(got), type_name(want));
-		err = EINVAL;
+		err = EOPNOTSUPP;
 		goto unmap;
 	}
 	copy = gdr_copy_for_type(got);
@@ -455,7 +465,10 @@ static int copy_refused(gdr_mh_t handle, const void *map_ptr, size_t size,
 	uint64_t s;
 
 	r = gdr_region_peek(handle, &s);
-	if (!r)
+	if (!r && gdr_region_inherited(handle))
+		gdr_err("%s: handle 0x%lx was pinned and mapped by the parent process: " GDR_FORK_HINT,
+			caller, handle.h);
+	else if (!r)
 		gdr_err("%s: handle 0x%lx is not a pinned buffer", caller,
 			handle.h);
 	else if (!(s & REGION_MAPPED))
@@ -515,6 +528,8 @@ GDR_API int gdr_driver_get_version(gdr_t g, int *major, int *minor)
 		gdr_err("%s is NULL", !g ? "g" : !major ? "major" : "minor");
 		return EINVAL;
 	}
+	if (gdr_opened_before_fork(g, __func__))
+		return EINVAL;
 	pthread_mutex_lock(&g->lock);
 	err = g->ops.driver_version(g, major, minor);
 	pthread_mutex_unlock(&g->lock);
@@ -530,6 +545,8 @@ GDR_API int gdr_get_attribute(gdr_t g, gdr_attr_t attr, int *v)
 		return EINVAL;
 	}
 	*v = 0;
+	if (gdr_opened_before_fork(g, __func__))
+		return EINVAL;
 	if (attr == GDRMAP_ATTR_BACKEND) {
 		*v = g->ops.id;
 		return 0;

@@ -103,6 +103,56 @@ void gdr_region_free(struct gdr_region *r)
 	pthread_mutex_unlock(&table_lock);
 }
 
+/* Whether mh is a handle the parent had pinned when this process forked. */
+int gdr_region_inherited(gdr_mh_t mh)
+{
+	struct gdr_region *r;
+	uint64_t s;
+
+	if ((uint32_t)mh.h == 0)
+		return 0;
+	r = gdr_region_slot((uint32_t)mh.h - 1);
+	if (!r)
+		return 0;
+	s = atomic_load_explicit(&r->state, memory_order_acquire);
+	return (s & REGION_INHERITED) &&
+	       REGION_GEN(s) == (uint32_t)(mh.h >> 32);
+}
+
+/* Across fork the table is held still, so the child's copy is whole. */
+void gdr_handles_fork_prepare(void)
+{
+	pthread_mutex_lock(&table_lock);
+}
+
+void gdr_handles_fork_parent(void)
+{
+	pthread_mutex_unlock(&table_lock);
+}
+
+/*
+ * In the child, alone: every live handle becomes an inherited one, which
+ * lookups refuse (it is not LIVE) and copies never trust (not MAPPED).
+ * Its slot is never reused here, so the handle keeps being recognised.
+ */
+void gdr_handles_fork_child(void)
+{
+	uint32_t i;
+	uint64_t s;
+
+	for (i = 0; i < nr_chunks * REGION_CHUNK_SLOTS; i++) {
+		struct gdr_region *r = gdr_region_slot(i);
+
+		s = atomic_load_explicit(&r->state, memory_order_relaxed);
+		if (s & REGION_LIVE)
+			atomic_store_explicit(&r->state,
+					      (s & ~0xffffffffULL) |
+					      REGION_INHERITED,
+					      memory_order_release);
+	}
+	pthread_mutex_unlock(&table_lock);
+}
+
 struct gdr_region *gdr_region_get(struct gdr *g, gdr_mh_t mh,
 				  const char *caller)
 {
@@ -110,6 +160,11 @@ struct gdr_region *gdr_region_get(struct gdr *g, gdr_mh_t mh,
 	uint64_t s;
 
 	r = gdr_region_peek(mh, &s);
+	if (!r && gdr_region_inherited(mh)) {
+		gdr_err("%s: handle 0x%lx was pinned by the parent process: " GDR_FORK_HINT,
+			caller, mh.h);
+		return NULL;
+	}
 	if (!r) {
 		gdr_err("%s: handle 0x%lx is not a pinned buffer (never pinned, or already unpinned)",
 			caller, mh.h);

@@ -24,11 +24,14 @@ struct gdr {
 	size_t host_page_size;
 	int host_page_shift;
 	void *bpriv;			/* the backend's own state */
+	unsigned int fork_gen;		/* gdr_fork_gen when opened */
 };
 
 /* region->state: generation in the high 32 bits, flags below. */
 #define REGION_LIVE	(1ULL << 0)
 #define REGION_MAPPED	(1ULL << 1)
+/* Live in the parent when this process forked: never usable here. */
+#define REGION_INHERITED (1ULL << 2)
 #define REGION_GEN(s)	((uint32_t)((s) >> 32))
 
 /*
@@ -73,6 +76,20 @@ extern _Atomic(struct gdr_region *) gdr_region_chunks[REGION_MAX_CHUNKS];
 
 struct gdr_region *gdr_region_alloc(struct gdr *owner, gdr_mh_t *mh);
 void gdr_region_free(struct gdr_region *r);
+int gdr_region_inherited(gdr_mh_t mh);
+void gdr_handles_fork_prepare(void);
+void gdr_handles_fork_parent(void);
+void gdr_handles_fork_child(void);
+
+/*
+ * fork (fork.c).  A child inherits the parent's gdr_t and handles but not
+ * its mappings (gdrdrv's are VM_DONTCOPY) nor its use of the device: in
+ * the child every one of them is refused, with this explanation.
+ */
+extern _Atomic unsigned int gdr_fork_gen;	/* forks on the way here */
+void gdr_fork_init(void);
+int gdr_opened_before_fork(const struct gdr *g, const char *caller);
+#define GDR_FORK_HINT "pins and mappings are not inherited across fork(): call gdr_open, pin and map again in the child"
 
 static inline struct gdr_region *gdr_region_slot(uint32_t index)
 {

@@ -5,8 +5,8 @@
 # the VM are not installed: tests/vm fetches them into its own cache.
 set -u
 
-# compilers (gcc, clang, the arm64 cross compiler and qemu-user to run
-# its tests); the VM tests (QEMU for x86-64 and arm64, busybox, what
+# compilers (gcc, clang and its libFuzzer runtime, the arm64 cross
+# compiler and qemu-user to run its tests); the VM tests (QEMU for x86-64 and arm64, busybox, what
 # Debian's prebuilt kbuild tools and the 6.12 BTF step need; the arm64
 # guest's busybox is Debian's arm64 .deb, fetched by tests/vm, never
 # installed); the Vulkan header the ABI test compares with; plots;
@@ -17,7 +17,7 @@ set -u
 # other suites; the Python package's tests (python3, venv + pip +
 # setuptools to install it offline, NumPy buffers) and its Debian
 # packaging (dh-python, pybuild).
-pkgs="make gcc g++ clang binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+pkgs="make gcc g++ clang libclang-rt-14-dev binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 	qemu-system-x86 qemu-system-arm busybox-static cpio gzip kmod apt dpkg dpkg-dev libc-bin
 	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox
 	debhelper dkms pkgconf man-db groff-base rpm mmdebstrap

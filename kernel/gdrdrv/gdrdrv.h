@@ -11,16 +11,21 @@
  * unmap_mapping_range() over its handle's offset range.
  *
  * struct gdrdrv_region (one per pin) is reference counted.  References are
- * held by: the fd's xarray (until unpin or close), the NVIDIA pin (until
- * put_pages succeeds or the free callback has run) and every VMA mapping it.
+ * held by: the fd's xarray (until unpin or close), the NVIDIA pin (until it
+ * is released: put_pages or the free callback, see pin.c) and every VMA
+ * mapping it.
  *
  * Lock order:   mmap_lock -> gdrdrv_file.lock -> gdrdrv_region.lock
+ *               gdrdrv_pin_gate -> gdrdrv_region.lock
+ *               gdrdrv_pin_gate -> NVIDIA's locks -> gdrdrv_region.lock
  * The fault handler runs under mmap_lock (read) and takes only
  * gdrdrv_region.lock; unpin and the callback zap the mappings with it held.
  * The NVIDIA free callback runs with NVIDIA's own locks held and takes only
- * gdrdrv_region.lock.  NVIDIA get/put_pages are called with neither of our
- * locks held, so no cycle through NVIDIA's locks exists.  No user memory is
- * touched with either lock held (no cycle through mmap_lock either).
+ * gdrdrv_region.lock.  NVIDIA get/put_pages are called with neither the fd
+ * nor a region lock held, so no cycle through NVIDIA's locks exists.  No
+ * user memory is touched with either lock held (no cycle through mmap_lock
+ * either).  gdrdrv_files_lock (file.c) nests outside nothing: it guards the
+ * list of open files for /proc only.
  */
 #ifndef _GDRDRV_H
 #define _GDRDRV_H
@@ -35,6 +40,7 @@
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/printk.h>
+#include <linux/seq_file.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
 
@@ -77,6 +83,10 @@ extern int gdrdrv_dbg_enabled;
 extern int gdrdrv_info_enabled;
 /* use_persistent_mapping, and the NVIDIA header has the persistent API. */
 extern bool gdrdrv_persistent;
+/* Bytes one open file may hold pinned; 0: no limit. */
+extern unsigned long long gdrdrv_max_pinned_per_file;
+/* PIN_BUFFER's p2p_token/va_space are honoured (callback mode). */
+extern bool gdrdrv_allow_p2p_tokens;
 
 /* NVIDIA pins not yet released, for /proc and the unload check (pin.c). */
 extern atomic_t gdrdrv_pin_count;
@@ -97,13 +107,33 @@ struct gdrdrv_file {
 	struct xarray regions;		/* handle -> struct gdrdrv_region */
 	u64 next_handle;		/* first host page of the next pin */
 	struct gdrdrv_owner owner;	/* thread group that opened the fd */
+	pid_t owner_nr;			/* its number, for /proc */
 	struct address_space mapping;	/* filp->f_mapping */
+	struct list_head node;		/* gdrdrv_files, gdrdrv_files_lock */
+	/*
+	 * Size and number of the pins in regions: changed under lock,
+	 * read by /proc without it.
+	 */
+	atomic64_t pinned_bytes;
+	atomic_t pins;
 };
 
 /* A physically contiguous piece of a mapping with its own WC memtype. */
 struct gdrdrv_run {
 	u64 phys;
 	u64 len;
+};
+
+/*
+ * Where a region's NVIDIA pin stands (gdrdrv_region.state); pin.c says who
+ * moves it and why.
+ */
+enum gdrdrv_pin_state {
+	GDRDRV_PIN_GETTING,	/* get_pages not returned (or failed) */
+	GDRDRV_PIN_HELD,	/* ours: may be mapped */
+	GDRDRV_PIN_PUTTING,	/* unpin's put_pages is in flight */
+	GDRDRV_PIN_STUCK,	/* NVIDIA refused put_pages; kept */
+	GDRDRV_PIN_GONE,	/* released by put_pages or the callback */
 };
 
 struct gdrdrv_region {
@@ -127,9 +157,9 @@ struct gdrdrv_region {
 	atomic_t map_count;		/* VMAs; changes to/from 0 under lock */
 
 	struct mutex lock;		/* fields below */
-	struct nvidia_p2p_page_table *pt; /* NULL once released */
+	enum gdrdrv_pin_state state;
+	struct nvidia_p2p_page_table *pt; /* while HELD or PUTTING */
 	bool cb_fired;			/* the free callback ran */
-	bool put_claimed;		/* unpin will call put_pages */
 	struct gdrdrv_run *wc_runs;	/* WC memtype reserved by mmap */
 	unsigned int nr_wc_runs;
 };
@@ -145,13 +175,20 @@ struct gdrdrv_pin_req {
 /* file.c */
 extern const struct file_operations gdrdrv_fops;
 bool gdrdrv_file_owned_by_current(const struct gdrdrv_file *f);
+void gdrdrv_files_show(struct seq_file *m);
 
 /* ioctl.c */
 long gdrdrv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 
 /* node.c */
-int gdrdrv_node_create(unsigned int dev_mode);
+int gdrdrv_node_create(unsigned int dev_mode, unsigned int dev_gid);
 void gdrdrv_node_destroy(void);
+
+/* limits.c */
+void gdrdrv_limits_init(u64 max_pin_size);
+int gdrdrv_check_pin_size(u64 size);
+int gdrdrv_charge_pin(struct gdrdrv_file *f, u64 bytes);
+void gdrdrv_uncharge_pin(struct gdrdrv_file *f, u64 bytes);
 
 /* proc.c */
 void gdrdrv_proc_init(void);

@@ -133,8 +133,13 @@ static int gdrdrv_get_info(struct gdrdrv_file *f, u64 handle,
 		info->va = r->va;
 		info->mapped_size = r->size;
 		info->tm_cycles = r->tm_cycles;
+		/*
+		 * A mapping the free callback zapped is dead, as GDRCopy
+		 * reports it: how a caller learns that it must not use it.
+		 */
 		mutex_lock(&r->lock);
-		info->mapping_type = atomic_read(&r->map_count) ?
+		info->mapping_type = atomic_read(&r->map_count) &&
+				     !r->cb_fired ?
 			r->map_type : GDRDRV_MAPPING_TYPE_NONE;
 		mutex_unlock(&r->lock);
 	}

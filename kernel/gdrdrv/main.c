@@ -8,6 +8,7 @@
 #include <linux/bug.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/uidgid.h>
 
 #include "gdrdrv.h"
 
@@ -27,7 +28,28 @@ MODULE_PARM_DESC(use_persistent_mapping,
 static ushort dev_mode = 0666;
 module_param(dev_mode, ushort, 0444);
 MODULE_PARM_DESC(dev_mode,
-		 "Permissions of /dev/gdrdrv as devtmpfs creates it (default 0666)");
+		 "Permissions of /dev/gdrdrv as devtmpfs creates it (default 0666, as GDRCopy's scripts)");
+
+static uint dev_gid;
+module_param(dev_gid, uint, 0444);
+MODULE_PARM_DESC(dev_gid,
+		 "Group (number) of /dev/gdrdrv as devtmpfs creates it (default 0, root)");
+
+static unsigned long long max_pin_size;
+module_param(max_pin_size, ullong, 0444);
+MODULE_PARM_DESC(max_pin_size,
+		 "Largest pin in bytes (default 0: the largest PCI memory BAR, on arm64/POWER or all RAM)");
+
+unsigned long long gdrdrv_max_pinned_per_file;
+module_param_named(max_pinned_per_file, gdrdrv_max_pinned_per_file, ullong,
+		   0644);
+MODULE_PARM_DESC(max_pinned_per_file,
+		 "Bytes one open /dev/gdrdrv may hold pinned (default 0: no limit, as GDRCopy)");
+
+bool gdrdrv_allow_p2p_tokens = true;
+module_param_named(allow_p2p_tokens, gdrdrv_allow_p2p_tokens, bool, 0644);
+MODULE_PARM_DESC(allow_p2p_tokens,
+		 "Honour PIN_BUFFER's p2p_token/va_space, which name another process's GPU memory, in callback mode (default 1, as GDRCopy)");
 
 bool gdrdrv_persistent;
 
@@ -39,12 +61,17 @@ static int __init gdrdrv_init(void)
 		pr_err("dev_mode %#o is not a permission mode\n", dev_mode);
 		return -EINVAL;
 	}
+	if (!gid_valid(KGIDT_INIT(dev_gid))) {
+		pr_err("dev_gid %u is not a group\n", dev_gid);
+		return -EINVAL;
+	}
 	gdrdrv_persistent = use_persistent_mapping && GDRDRV_HAVE_PERSISTENT;
 	if (use_persistent_mapping && !gdrdrv_persistent)
 		pr_warn("built without the persistent nvidia_p2p API; pins use free callbacks\n");
 
 	gdrdrv_platform_init();
-	ret = gdrdrv_node_create(dev_mode);
+	gdrdrv_limits_init(max_pin_size);
+	ret = gdrdrv_node_create(dev_mode, dev_gid);
 	if (ret)
 		return ret;
 	gdrdrv_proc_init();

@@ -5,15 +5,18 @@
  * The mmap offset is the handle (vm_pgoff == handle); a region has at most
  * one mapping (VMAs split from it count as the same one).  ->mmap only
  * checks the request and sets up the VMA; the pages are inserted by the
- * fault handler, whole VMA at once, under region->lock.
+ * fault handler under region->lock, one aligned chunk of the VMA
+ * (GDRDRV_FAULT_CHUNK) per fault: a mapping of tens of GiB is millions of
+ * PTEs, which one fault would insert with the region locked (the free
+ * callback, and NVIDIA's lock behind it, waiting) for seconds.
  *
  * Why not in ->mmap: the kernel links a new VMA into the file's
  * address_space only after ->mmap returns.  PTEs filled in ->mmap would be
  * invisible to an unmap_mapping_range() of unpin or the free callback that
  * runs in between, and would survive it, pointing at released GPU memory.
  * A fault only comes to a linked VMA: a zap after the insert clears the
- * PTEs, and a fault after the zap finds the region released (no page
- * table, or cb_fired) and gives SIGBUS.  Zap and insert are serialised by
+ * PTEs, and a fault after the zap finds the region released (its pin no
+ * longer HELD) and gives SIGBUS.  Zap and insert are serialised by
  * region->lock, so after unpin or the callback returns no access through
  * any mapping of the region reaches its pages.
  *
@@ -35,6 +38,7 @@
 #include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/pci.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #ifdef CONFIG_PPC64
@@ -43,6 +47,9 @@
 
 #include "compat.h"
 #include "gdrdrv.h"
+
+/* What one fault inserts: 512 PTEs with 4 KiB pages. */
+#define GDRDRV_FAULT_CHUNK	SZ_2M
 
 /* arm64 systems whose PCIe root complex needs device mappings. */
 static bool gdrdrv_need_device_mapping;
@@ -263,7 +270,7 @@ static int gdrdrv_setup_wc(struct gdrdrv_region *r, u64 len)
 	n = gdrdrv_split_runs(r->pt, len, NULL);
 	if (n <= 0)
 		return -EINVAL;
-	runs = kvcalloc(n, sizeof(*runs), GFP_KERNEL);
+	runs = kvcalloc(n, sizeof(*runs), GFP_KERNEL_ACCOUNT);
 	if (!runs)
 		return -ENOMEM;
 	gdrdrv_split_runs(r->pt, len, runs);
@@ -279,16 +286,17 @@ static int gdrdrv_setup_wc(struct gdrdrv_region *r, u64 len)
 }
 
 /*
- * Inserts the PTEs of the whole VMA (prefault), so that a mapping takes
- * one fault and not one per host page.  A PTE already there (a racing
- * fault of another thread) is left as it is.
+ * Inserts the PTEs of the chunk of the VMA that holds addr, so that a
+ * mapping takes one fault per chunk and not one per host page.  A PTE
+ * already there (a racing fault of another thread) is left as it is.
  */
-static vm_fault_t gdrdrv_insert_vma(struct gdrdrv_region *r,
-				    struct vm_area_struct *vma)
+static vm_fault_t gdrdrv_insert_chunk(struct gdrdrv_region *r,
+				      struct vm_area_struct *vma,
+				      unsigned long addr)
 {
 	pgprot_t prot = gdrdrv_pgprot_decrypted(vma->vm_page_prot);
 	const struct nvidia_p2p_page_table *pt = r->pt;
-	unsigned long addr;
+	unsigned long start, end;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
 	u64 off, phys;
 
@@ -296,9 +304,12 @@ static vm_fault_t gdrdrv_insert_vma(struct gdrdrv_region *r,
 
 	if (vma->vm_pgoff < r->handle)
 		return VM_FAULT_SIGBUS;
-	off = (u64)(vma->vm_pgoff - r->handle) << PAGE_SHIFT;
-	for (addr = vma->vm_start; addr < vma->vm_end;
-	     addr += PAGE_SIZE, off += PAGE_SIZE) {
+	start = max(vma->vm_start, ALIGN_DOWN(addr, GDRDRV_FAULT_CHUNK));
+	end = min(vma->vm_end, ALIGN_DOWN(addr, GDRDRV_FAULT_CHUNK) +
+		  GDRDRV_FAULT_CHUNK);
+	off = ((u64)(vma->vm_pgoff - r->handle) << PAGE_SHIFT) +
+	      (start - vma->vm_start);
+	for (addr = start; addr < end; addr += PAGE_SIZE, off += PAGE_SIZE) {
 		/* VMAs only shrink (VM_DONTEXPAND): never past the mmap. */
 		if (WARN_ON_ONCE(off >= r->map_len))
 			return VM_FAULT_SIGBUS;
@@ -312,10 +323,10 @@ static vm_fault_t gdrdrv_insert_vma(struct gdrdrv_region *r,
 }
 
 /*
- * The first access to a VMA.  Faults only come to VMAs that are linked
- * into the file's address_space, so a zap that runs after the insert
- * sees (and clears) the new PTEs, and a fault after a zap finds the
- * region released under r->lock.
+ * An access to a page of a VMA with no PTE.  Faults only come to VMAs
+ * that are linked into the file's address_space, so a zap that runs after
+ * the insert sees (and clears) the new PTEs, and a fault after a zap finds
+ * the region released under r->lock.
  */
 static vm_fault_t gdrdrv_vm_fault(struct vm_fault *vmf)
 {
@@ -325,9 +336,9 @@ static vm_fault_t gdrdrv_vm_fault(struct vm_fault *vmf)
 
 	mutex_lock(&r->lock);
 	/* Unpinned, freed (zapped) or without its WC reservation: SIGBUS. */
-	if (!r->cb_fired && r->pt &&
+	if (r->state == GDRDRV_PIN_HELD &&
 	    (r->map_type != GDRDRV_MAPPING_TYPE_WC || r->wc_runs))
-		ret = gdrdrv_insert_vma(r, vma);
+		ret = gdrdrv_insert_chunk(r, vma, vmf->address);
 	mutex_unlock(&r->lock);
 	return ret;
 }
@@ -370,7 +381,7 @@ static int gdrdrv_mmap_check(struct gdrdrv_region *r, u64 len)
 		return -EINVAL;
 	if (atomic_read(&r->map_count))	/* one mapping per handle */
 		return -EINVAL;
-	if (r->cb_fired || !pt || !pt->entries)
+	if (r->state != GDRDRV_PIN_HELD || !pt->entries)
 		return -EINVAL;
 	if (len > ((u64)pt->entries << GDRDRV_GPU_PAGE_SHIFT))
 		return -EINVAL;

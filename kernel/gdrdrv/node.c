@@ -11,25 +11,42 @@
 #include <linux/fs.h>
 #include <linux/kdev_t.h>
 #include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/uidgid.h>
 
 #include "compat.h"
 #include "gdrdrv.h"
 
 static int gdrdrv_major;
 static umode_t gdrdrv_dev_mode;
+static kgid_t gdrdrv_dev_gid;
 
 #ifndef GDRDRV_NV_PROPRIETARY
 static struct class *gdrdrv_class;
 static struct device *gdrdrv_device;
 
+/* What devtmpfs gives the node (udev may change it afterwards). */
 static char *gdrdrv_devnode(GDRDRV_DEVNODE_CONST struct device *dev,
-			    umode_t *mode)
+			    umode_t *mode, kuid_t *uid, kgid_t *gid)
 {
 	if (mode)
 		*mode = gdrdrv_dev_mode;
+	if (gid)
+		*gid = gdrdrv_dev_gid;
 	return NULL;
 }
 
+static const struct device_type gdrdrv_device_type = {
+	.name = GDRDRV_NAME,
+	.devnode = gdrdrv_devnode,
+};
+
+static void gdrdrv_device_release(struct device *dev)
+{
+	kfree(dev);
+}
+
+/* device_create() without its choice of type, which sets the node's group. */
 static int gdrdrv_device_create(void)
 {
 	int ret;
@@ -37,17 +54,26 @@ static int gdrdrv_device_create(void)
 	gdrdrv_class = gdrdrv_class_create(GDRDRV_NAME);
 	if (IS_ERR(gdrdrv_class))
 		return PTR_ERR(gdrdrv_class);
-	gdrdrv_class->devnode = gdrdrv_devnode;
 
-	gdrdrv_device = device_create(gdrdrv_class, NULL,
-				      MKDEV(gdrdrv_major, 0), NULL,
-				      GDRDRV_NAME);
-	if (IS_ERR(gdrdrv_device)) {
-		ret = PTR_ERR(gdrdrv_device);
+	gdrdrv_device = kzalloc(sizeof(*gdrdrv_device), GFP_KERNEL);
+	if (!gdrdrv_device) {
+		ret = -ENOMEM;
 		goto destroy_class;
 	}
+	device_initialize(gdrdrv_device);
+	gdrdrv_device->devt = MKDEV(gdrdrv_major, 0);
+	gdrdrv_device->class = gdrdrv_class;
+	gdrdrv_device->type = &gdrdrv_device_type;
+	gdrdrv_device->release = gdrdrv_device_release;
+	ret = dev_set_name(gdrdrv_device, GDRDRV_NAME);
+	if (!ret)
+		ret = device_add(gdrdrv_device);
+	if (ret)
+		goto put_device;
 	return 0;
 
+put_device:
+	put_device(gdrdrv_device);
 destroy_class:
 	class_destroy(gdrdrv_class);
 	return ret;
@@ -55,7 +81,7 @@ destroy_class:
 
 static void gdrdrv_device_destroy(void)
 {
-	device_destroy(gdrdrv_class, MKDEV(gdrdrv_major, 0));
+	device_unregister(gdrdrv_device);
 	class_destroy(gdrdrv_class);
 }
 #else
@@ -75,11 +101,12 @@ static void gdrdrv_device_destroy(void)
 }
 #endif
 
-int gdrdrv_node_create(unsigned int dev_mode)
+int gdrdrv_node_create(unsigned int dev_mode, unsigned int dev_gid)
 {
 	int ret;
 
 	gdrdrv_dev_mode = dev_mode;
+	gdrdrv_dev_gid = KGIDT_INIT(dev_gid);
 	ret = register_chrdev(0, GDRDRV_NAME, &gdrdrv_fops);
 	if (ret < 0) {
 		pr_err("register_chrdev failed: %d\n", ret);

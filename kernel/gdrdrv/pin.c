@@ -3,16 +3,40 @@
  * Pinning GPU memory with nvidia_p2p_get_pages[_persistent], unpinning, and
  * the free callback of non-persistent pins.
  *
- * Who releases an NVIDIA pin is decided under region->lock, once:
- *  - unpin (or close) claims the pin (put_claimed) unless the callback has
- *    run, and then calls put_pages with none of our locks held.  NVIDIA
- *    makes a racing callback finish before put_pages goes on; that
- *    callback sees the claim and leaves the pin alone.
- *  - the free callback consumes the pin (cb_fired) unless unpin claimed
- *    it: it zaps the CPU mappings before NVIDIA frees the memory, and
- *    unpin later skips put_pages, which must not be called any more.
- * The one that releases the pin also drops the pin's region reference and
- * the pin count, after it is done with the region.
+ * NVIDIA's contract (open-gpu-kernel-modules, nv-p2p.c and RM's p2p code):
+ * the free callback runs under RM's API lock, from the task that frees
+ * the memory; as soon as it returns, NVIDIA frees the page table and
+ * forgets it.  put_pages takes the same lock (so it waits for a running
+ * callback) and looks the table up by its address among the calling
+ * process's pins: not found, it returns 0 without touching it (drivers
+ * before 525.47.22 read the table first); found, it releases that pin.
+ * The callback cannot wait for put_pages (deadlock on RM's lock), so
+ * nothing can stop a callback that starts after unpin decided to call
+ * put_pages: that put_pages is handed a table NVIDIA is freeing, which is
+ * harmless unless the memory was reused for a new table of the same
+ * process in between.  NVIDIA's own client (nvidia-peermem) relies on
+ * the same "in-flight put_pages fails gracefully".
+ *
+ * gdrmap's hand-over, decided under region->lock (r->state):
+ *  - GETTING -> HELD when get_pages returns; a callback before that
+ *    finds GETTING and consumes the pin (-> GONE);
+ *  - HELD -> GONE by the callback: it zaps the CPU mappings first;
+ *  - HELD -> PUTTING by unpin, which then calls put_pages unlocked.  A
+ *    callback meanwhile only sets cb_fired: the pin is NVIDIA's to free
+ *    and unpin's to account.  When put_pages returns, PUTTING -> GONE,
+ *    whatever it returned if the callback ran (the table it was given
+ *    no longer existed), else only on success: a put_pages that NVIDIA
+ *    refused leaves the pin in place (STUCK), with the module pinned,
+ *    since a callback into it may still come.
+ * Whoever moves the state to GONE drops the pin count and the pin's
+ * region reference, after it is done with the region.
+ *
+ * gdrdrv_pin_gate keeps gdrdrv's own pins from reusing a freed table
+ * under an unpin's put_pages: every non-persistent put_pages holds it
+ * shared from before the claim until it returns, every non-persistent
+ * get_pages exclusively.  RM serialises both under one lock anyway.
+ * Pins that other NVIDIA clients (nvidia-peermem) make in the same
+ * process meanwhile cannot be held off by any client.
  *
  * The callback takes region->lock only, never gdrdrv_file.lock, which is
  * held by threads that may wait for NVIDIA's locks (see gdrdrv.h).
@@ -23,12 +47,15 @@
 #include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
+#include <linux/rwsem.h>
 #include <linux/slab.h>
 #include <linux/timex.h>
 
 #include "gdrdrv.h"
 
 atomic_t gdrdrv_pin_count = ATOMIC_INIT(0);
+
+static DECLARE_RWSEM(gdrdrv_pin_gate);
 
 static void gdrdrv_region_release(struct kref *ref)
 {
@@ -69,37 +96,57 @@ static u64 gdrdrv_cycles(void)
 #endif
 }
 
+/* The NVIDIA pin of r is released: drop what it held. */
+static void gdrdrv_pin_released(struct gdrdrv_region *r)
+{
+	atomic_dec(&gdrdrv_pin_count);
+	gdrdrv_region_put(r);
+}
+
 static void gdrdrv_free_callback(void *data)
 {
 	struct gdrdrv_region *r = data;
-	bool consumed;
+	enum gdrdrv_pin_state was;
 
 	mutex_lock(&r->lock);
 	r->cb_fired = true;
-	consumed = !r->put_claimed;
-	if (consumed) {
+	was = r->state;
+	switch (was) {
+	case GDRDRV_PIN_HELD:
 		gdrdrv_region_zap(r);
+		fallthrough;
+	case GDRDRV_PIN_GETTING:
+	case GDRDRV_PIN_STUCK:
 		if (r->pt)
 			nvidia_p2p_free_page_table(r->pt);
 		r->pt = NULL;
+		r->state = GDRDRV_PIN_GONE;
+		break;
+	default:
+		/* PUTTING: unpin accounts for it when put_pages returns. */
+		break;
 	}
 	mutex_unlock(&r->lock);
 
-	gdrdrv_dbg("free callback for handle %llu%s\n", r->handle,
-		   consumed ? "" : " (racing unpin)");
-	if (consumed) {
-		atomic_dec(&gdrdrv_pin_count);
-		gdrdrv_region_put(r);
-	}
+	gdrdrv_dbg("free callback for handle %llu (state %d)\n", r->handle,
+		   was);
+	if (was != GDRDRV_PIN_PUTTING && was != GDRDRV_PIN_GONE)
+		gdrdrv_pin_released(r);
 }
 
 static int gdrdrv_nv_get_pages(struct gdrdrv_region *r,
 			       struct nvidia_p2p_page_table **pt)
 {
-	if (!r->persistent)
-		return nvidia_p2p_get_pages(r->p2p_token, r->va_space, r->va,
-					    r->size, pt, gdrdrv_free_callback,
-					    r);
+	int ret;
+
+	if (!r->persistent) {
+		down_write(&gdrdrv_pin_gate);
+		ret = nvidia_p2p_get_pages(r->p2p_token, r->va_space, r->va,
+					   r->size, pt, gdrdrv_free_callback,
+					   r);
+		up_write(&gdrdrv_pin_gate);
+		return ret;
+	}
 #if GDRDRV_HAVE_PERSISTENT
 	{
 		u32 nvflags = 0;
@@ -126,7 +173,7 @@ static int gdrdrv_nv_put_pages(struct gdrdrv_region *r,
 	return nvidia_p2p_put_pages(r->p2p_token, r->va_space, r->va, pt);
 }
 
-/* Pins r's range; on success r->pt is set unless the callback ran. */
+/* Pins r's range: HELD, or GONE if the callback already ran. */
 static int gdrdrv_get_pages(struct gdrdrv_region *r)
 {
 	struct nvidia_p2p_page_table *pt = NULL;
@@ -143,65 +190,73 @@ static int gdrdrv_get_pages(struct gdrdrv_region *r)
 	if (ret) {
 		gdrdrv_dbg("get_pages(%#llx, %#llx) failed: %d\n",
 			   r->va, r->size, ret);
-		atomic_dec(&gdrdrv_pin_count);
-		gdrdrv_region_put(r);
+		mutex_lock(&r->lock);
+		r->state = GDRDRV_PIN_GONE;
+		mutex_unlock(&r->lock);
+		gdrdrv_pin_released(r);
 		return ret;
 	}
 
 	mutex_lock(&r->lock);
-	if (!r->cb_fired)
+	if (r->state == GDRDRV_PIN_GETTING) {
 		r->pt = pt;
+		r->state = GDRDRV_PIN_HELD;
+	}
 	mutex_unlock(&r->lock);
 	return 0;
 }
 
-/* Releases a claimed pin. */
-static void gdrdrv_put_pages(struct gdrdrv_region *r,
-			     struct nvidia_p2p_page_table *pt)
-{
-	int ret;
-
-	ret = gdrdrv_nv_put_pages(r, pt);
-	if (ret) {
-		/*
-		 * The pin, and a callback into this module with it, may
-		 * still exist: keep the region and the module for good.
-		 */
-		pr_err("put_pages for handle %llu failed: %d; keeping the pin\n",
-		       r->handle, ret);
-		__module_get(THIS_MODULE);
-		return;
-	}
-	atomic_dec(&gdrdrv_pin_count);
-	gdrdrv_region_put(r);
-}
-
-/* Takes the pin for put_pages, unless the free callback consumed it. */
-static struct nvidia_p2p_page_table *gdrdrv_claim_pin(struct gdrdrv_region *r)
-{
-	struct nvidia_p2p_page_table *pt = r->pt;
-
-	lockdep_assert_held(&r->lock);
-
-	if (r->cb_fired || !pt)
-		return NULL;
-	r->put_claimed = true;
-	r->pt = NULL;
-	return pt;
-}
-
-/* Stops CPU access to r and releases its pin (if still held). */
+/*
+ * Stops CPU access to r and releases its pin if r still holds it (the
+ * hand-over is described at the top of this file).
+ */
 static void gdrdrv_region_unpin(struct gdrdrv_region *r)
 {
-	struct nvidia_p2p_page_table *pt;
+	struct nvidia_p2p_page_table *pt = NULL;
+	bool released = false;
+	int ret = 0;
+
+	if (!r->persistent)
+		down_read(&gdrdrv_pin_gate);
 
 	mutex_lock(&r->lock);
 	gdrdrv_region_zap(r);
-	pt = gdrdrv_claim_pin(r);
+	if (r->state == GDRDRV_PIN_HELD) {
+		pt = r->pt;
+		r->state = GDRDRV_PIN_PUTTING;
+	}
 	mutex_unlock(&r->lock);
 
-	if (pt)
-		gdrdrv_put_pages(r, pt);
+	if (pt) {
+		ret = gdrdrv_nv_put_pages(r, pt);
+
+		mutex_lock(&r->lock);
+		released = !ret || r->cb_fired;
+		r->state = released ? GDRDRV_PIN_GONE : GDRDRV_PIN_STUCK;
+		if (released)
+			r->pt = NULL;
+		mutex_unlock(&r->lock);
+
+		if (ret && released)
+			gdrdrv_dbg("put_pages for handle %llu: %d after the free callback ran\n",
+				   r->handle, ret);
+	}
+	if (!r->persistent)
+		up_read(&gdrdrv_pin_gate);
+
+	if (!pt)
+		return;
+	if (released) {
+		gdrdrv_pin_released(r);
+		return;
+	}
+	/*
+	 * The pin, and a callback into this module with it, may still
+	 * exist: keep the region, and the module, for good.
+	 */
+	pr_err("put_pages for handle %llu failed: %d; keeping the pin\n",
+	       r->handle, ret);
+	__module_get(THIS_MODULE);
 }
 
 static int gdrdrv_check_page_table(struct gdrdrv_region *r)
@@ -236,9 +291,21 @@ static int gdrdrv_pin_check(const struct gdrdrv_pin_req *req)
 		return -EINVAL;
 	if (req->flags & ~(u32)GDRDRV_PIN_BUFFER_FLAG_FORCE_PCIE)
 		return -EINVAL;
+	if (gdrdrv_check_pin_size(round_up(end, GDRDRV_GPU_PAGE_SIZE) -
+				  round_down(req->addr, GDRDRV_GPU_PAGE_SIZE)))
+		return -EINVAL;
 
-	if (!gdrdrv_persistent)
-		return req->flags ? -EINVAL : 0;
+	if (!gdrdrv_persistent) {
+		if (req->flags)
+			return -EINVAL;
+		/* Another process's memory, named by its tokens. */
+		if ((req->p2p_token || req->va_space) &&
+		    !READ_ONCE(gdrdrv_allow_p2p_tokens)) {
+			gdrdrv_dbg("p2p_token/va_space refused (allow_p2p_tokens=0)\n");
+			return -EPERM;
+		}
+		return 0;
+	}
 	if (req->p2p_token || req->va_space)
 		return -EINVAL;
 	if ((req->flags & GDRDRV_PIN_BUFFER_FLAG_FORCE_PCIE) &&
@@ -252,7 +319,8 @@ static struct gdrdrv_region *gdrdrv_region_alloc(struct gdrdrv_file *f,
 {
 	struct gdrdrv_region *r;
 
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	/* Charged to the caller's memory cgroup, as its pins are its own. */
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return NULL;
 	kref_init(&r->ref);
@@ -268,18 +336,20 @@ static struct gdrdrv_region *gdrdrv_region_alloc(struct gdrdrv_file *f,
 	r->persistent = gdrdrv_persistent;
 	r->req_type = GDRDRV_MAPPING_TYPE_NONE;
 	r->map_type = GDRDRV_MAPPING_TYPE_NONE;
+	r->state = GDRDRV_PIN_GETTING;
 	return r;
 }
 
 /*
- * Gives r the fd's next range of mmap offsets.  Handles only grow, so a
- * stale mapping never points at a later pin, and stay below 2^32.
+ * Gives r the fd's next range of mmap offsets and charges its size to the
+ * fd.  Handles only grow, so a stale mapping never points at a later pin,
+ * and stay below 2^32.
  */
 static int gdrdrv_reserve_handle(struct gdrdrv_file *f,
 				 struct gdrdrv_region *r)
 {
 	u64 pages = r->size >> PAGE_SHIFT;
-	int ret = 0;
+	int ret;
 
 	BUILD_BUG_ON(PAGE_SIZE > GDRDRV_GPU_PAGE_SIZE);
 
@@ -287,22 +357,26 @@ static int gdrdrv_reserve_handle(struct gdrdrv_file *f,
 	if (pages > GDRDRV_HANDLE_LIMIT - f->next_handle) {
 		ret = -ENOMEM;
 	} else {
-		r->handle = f->next_handle;
-		f->next_handle += pages;
+		ret = gdrdrv_charge_pin(f, r->size);
+		if (!ret) {
+			r->handle = f->next_handle;
+			f->next_handle += pages;
+		}
 	}
 	mutex_unlock(&f->lock);
 	return ret;
 }
 
 /*
- * Gives back the offsets of a pin that failed, if no pin took later ones
- * (a failed pin was never mapped), so that failing pins do not use up the
- * handle space.
+ * Undoes gdrdrv_reserve_handle for a pin that failed.  Its offsets go
+ * back if no pin took later ones (a failed pin was never mapped), so that
+ * failing pins do not use up the handle space.
  */
 static void gdrdrv_release_handle(struct gdrdrv_file *f,
 				  struct gdrdrv_region *r)
 {
 	mutex_lock(&f->lock);
+	gdrdrv_uncharge_pin(f, r->size);
 	if (f->next_handle == r->handle + (r->size >> PAGE_SHIFT))
 		f->next_handle = r->handle;
 	mutex_unlock(&f->lock);
@@ -362,6 +436,8 @@ int gdrdrv_unpin(struct gdrdrv_file *f, u64 handle)
 	mutex_lock(&f->lock);
 	if (handle < GDRDRV_HANDLE_LIMIT)
 		r = xa_erase(&f->regions, (unsigned long)handle);
+	if (r)
+		gdrdrv_uncharge_pin(f, r->size);
 	mutex_unlock(&f->lock);
 	if (!r)
 		return -EINVAL;
@@ -372,7 +448,10 @@ int gdrdrv_unpin(struct gdrdrv_file *f, u64 handle)
 	return 0;
 }
 
-/* At close: the fd has no mappings left, only pins. */
+/*
+ * At close, or when the process that opened the fd has exited while
+ * another (a fork child) still holds it: release every pin.
+ */
 void gdrdrv_unpin_all(struct gdrdrv_file *f)
 {
 	struct gdrdrv_region *r;
@@ -381,6 +460,7 @@ void gdrdrv_unpin_all(struct gdrdrv_file *f)
 	mutex_lock(&f->lock);
 	xa_for_each(&f->regions, handle, r) {
 		xa_erase(&f->regions, handle);
+		gdrdrv_uncharge_pin(f, r->size);
 		mutex_unlock(&f->lock);
 
 		gdrdrv_region_unpin(r);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * /proc/driver/gdrdrv: "params" (as GDRCopy 2.5+ has it) and
+ * /proc/driver/gdrdrv: "params" (as GDRCopy 2.5+ has it),
  * "nv_get_pages_refcount", the count of NVIDIA pins not yet released,
  * which GDRCopy offers only with dbg_enabled and gdrdrv always does, so
- * that tests can check that nothing leaked.  Failures here are not fatal.
+ * that tests can check that nothing leaked, and "pinned", the bytes and
+ * pins each process holds.  Failures here are not fatal.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -31,6 +32,12 @@ static int gdrdrv_refcount_show(struct seq_file *m, void *v)
 	return 0;
 }
 
+static int gdrdrv_pinned_show(struct seq_file *m, void *v)
+{
+	gdrdrv_files_show(m);
+	return 0;
+}
+
 void gdrdrv_proc_init(void)
 {
 	gdrdrv_proc_dir = proc_mkdir("driver/" GDRDRV_NAME, NULL);
@@ -45,6 +52,9 @@ void gdrdrv_proc_init(void)
 				gdrdrv_proc_dir, gdrdrv_refcount_show))
 		pr_warn("cannot create /proc/driver/%s/nv_get_pages_refcount\n",
 			GDRDRV_NAME);
+	if (!proc_create_single("pinned", 0444, gdrdrv_proc_dir,
+				gdrdrv_pinned_show))
+		pr_warn("cannot create /proc/driver/%s/pinned\n", GDRDRV_NAME);
 }
 
 void gdrdrv_proc_exit(void)

@@ -115,6 +115,7 @@ struct nvsim_pin {
 	struct list_head dma_maps;		/* struct nvsim_dma_map */
 	struct nvidia_p2p_page *page_structs;
 	u8 uuid[NVIDIA_P2P_GPU_UUID_LEN];
+	bool freed_by_callback;			/* while cached for reuse */
 };
 
 struct nvsim_dma_map {
@@ -128,6 +129,16 @@ extern struct nvsim_dev *nvsim_gpus[NVSIM_MAX_DEVICES];
 extern unsigned int nvsim_ngpus;	/* slots in use: highest index + 1 */
 extern struct list_head nvsim_ctxs;
 extern struct list_head nvsim_pins;
+
+/* Of the nvidia_p2p_* API as a whole, not of one GPU; nvsim_lock. */
+struct nvsim_p2p_counters {
+	unsigned long get_pages_requests;	/* every call, valid or not */
+	unsigned long put_pages_requests;	/* every call with a table */
+	unsigned long stale_puts;	/* put_pages of a table freed already */
+	unsigned long recycled_tables;	/* pins on a table a callback freed */
+};
+
+extern struct nvsim_p2p_counters nvsim_p2p_count;
 extern bool nvsim_scatter;
 extern bool nvsim_poison;
 extern bool nvsim_dmabuf;
@@ -149,5 +160,26 @@ int nvsim_export_dmabuf(struct nvsim_ctx *ctx, struct nvsim_export_dmabuf *a);
 /* nvsim_p2p.c */
 void nvsim_fire_callbacks(struct nvsim_mapping *map);
 void nvsim_free_leftover_pins(void);
+
+/* nvsim_hooks.c: forcing interleavings in tests */
+enum nvsim_hook_point {
+	NVSIM_AT_PUT_ENTER,
+	NVSIM_AT_PUT_EXIT,
+	NVSIM_AT_CALLBACK,
+	NVSIM_AT_CALLBACK_DONE,
+};
+
+enum nvsim_hook_event {
+	NVSIM_EV_CALLBACK,
+	NVSIM_EV_PIN,
+	NVSIM_EV_PUT_ENTER,
+	NVSIM_EV_FREE,
+	NVSIM_EV_COUNT
+};
+
+struct proc_dir_entry;
+void nvsim_hook_at(enum nvsim_hook_point point, u64 va);
+void nvsim_hook_event(enum nvsim_hook_event ev, u64 va, u64 len);
+void nvsim_hooks_proc_init(struct proc_dir_entry *dir);
 
 #endif /* _NVSIM_H */

@@ -322,6 +322,7 @@ NVSIM_SHOW(used_pages, used_pages)
 
 static int nvsim_show_stats(struct seq_file *m, void *v)
 {
+	struct nvsim_p2p_counters p;
 	struct nvsim_snapshot s;
 
 	nvsim_snapshot(m->private, &s);
@@ -335,6 +336,16 @@ static int nvsim_show_stats(struct seq_file *m, void *v)
 	seq_printf(m, "total_pages: %lu\n", s.total_pages);
 	seq_printf(m, "get_pages_calls: %lu\n", s.c.get_pages_calls);
 	seq_printf(m, "put_pages_calls: %lu\n", s.c.put_pages_calls);
+	/* The API's own, not any GPU's: in the sums only. */
+	if (!m->private) {
+		mutex_lock(&nvsim_lock);
+		p = nvsim_p2p_count;
+		mutex_unlock(&nvsim_lock);
+		seq_printf(m, "get_pages_requests: %lu\n", p.get_pages_requests);
+		seq_printf(m, "put_pages_requests: %lu\n", p.put_pages_requests);
+		seq_printf(m, "stale_puts: %lu\n", p.stale_puts);
+		seq_printf(m, "recycled_tables: %lu\n", p.recycled_tables);
+	}
 	return 0;
 }
 
@@ -384,6 +395,7 @@ static void nvsim_proc_init(void)
 		return;
 	}
 	nvsim_proc_fill(nvsim_proc_dir, NULL);
+	nvsim_hooks_proc_init(nvsim_proc_dir);
 }
 
 static int __init nvsim_init(void)

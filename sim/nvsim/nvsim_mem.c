@@ -15,6 +15,7 @@
 #include <linux/pci.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -84,9 +85,12 @@ static void nvsim_pages_free(struct nvsim_dev *gpu, unsigned long n,
 
 	lockdep_assert_held(&nvsim_lock);
 	for (i = 0; i < n; i++) {
-		if (nvsim_poison)
+		if (nvsim_poison) {
 			memset_io(gpu->bar + ((u64)pages[i] << NVSIM_PAGE_SHIFT),
 				  0x6b, NVSIM_PAGE_BYTES);
+			/* GiBs of poison take a while: no soft lockup. */
+			cond_resched();
+		}
 		__clear_bit(pages[i], gpu->bitmap);
 	}
 	if (nvsim_poison)
@@ -750,7 +754,8 @@ static int nvsim_open(struct inode *inode, struct file *file)
 	if (!nvsim_next_ctx_id)
 		nvsim_next_ctx_id = 1;
 	ctx->va_space = id;
-	ctx->p2p_token = 0x4e56534d00000000ULL | id;	/* "NVSM" */
+	/* Unguessable, as a capability to another process's memory is. */
+	ctx->p2p_token = get_random_u64() | 1;
 	list_add_tail(&ctx->node, &nvsim_ctxs);
 	mutex_unlock(&nvsim_lock);
 

@@ -1,15 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * nvsim: the nvidia_p2p_* kernel API over the simulated GPU's memory
- * (not real hardware).  Behaviour follows the documented contract of
- * NVIDIA's open kernel modules (gdrmap's ABI facts sheet, section 3):
+ * (not real hardware).  Behaviour follows NVIDIA's open kernel modules
+ * (nv-p2p.c and RM's p2p code; gdrmap's ABI facts sheet, section 3):
  *
  *  - non-persistent pins (nvidia_p2p_get_pages) need a free callback;
  *    freeing the memory runs it synchronously from the freeing task,
  *    with nvsim_lock (our "RM API lock") held, then frees the table;
- *    put_pages on a table whose callback ran returns 0;
+ *  - put_pages looks the table up by its address: one a callback freed
+ *    is "not found" and answers 0 (counted as a stale put); a table that
+ *    was freed and reused for another pin is that pin, which it releases,
+ *    as RM does, with a WARN here since only a stale table gets there;
+ *  - freed tables are reused, newest first, as the slab allocator NVIDIA
+ *    gets them from does, so a stale table is met in tests, not only in
+ *    theory;
  *  - persistent pins hold the memory until put_pages_persistent, even
- *    when it is freed meanwhile; they have no callback.
+ *    when it is freed meanwhile; they have no callback;
+ *  - a request is validated before anything is allocated for it (unlike
+ *    NVIDIA's, which sizes its arrays from the length first).
  *
  * A virtual address names one mapping, and so one memory object on one
  * GPU: that GPU's BAR pages, UUID and counters are the pin's.  Freeing
@@ -64,7 +72,48 @@ static struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space,
 	return NULL;
 }
 
-static void nvsim_pin_free(struct nvsim_pin *pin)
+struct nvsim_p2p_counters nvsim_p2p_count;
+
+/*
+ * Freed pins (page tables), newest first, for the next pins to reuse;
+ * nvsim_lock.
+ */
+#define NVSIM_PIN_CACHE	16
+static struct nvsim_pin *nvsim_pin_cache[NVSIM_PIN_CACHE];
+static unsigned int nvsim_pin_cached;
+
+static struct nvsim_pin *nvsim_pin_new(void)
+{
+	struct nvsim_pin *pin;
+	bool stale;
+
+	lockdep_assert_held(&nvsim_lock);
+	if (!nvsim_pin_cached)
+		return kzalloc(sizeof(*pin), GFP_KERNEL);
+	pin = nvsim_pin_cache[--nvsim_pin_cached];
+	stale = pin->freed_by_callback;
+	memset(pin, 0, sizeof(*pin));
+	if (stale)
+		nvsim_p2p_count.recycled_tables++;
+	return pin;
+}
+
+static void nvsim_pin_recycle(struct nvsim_pin *pin, bool by_callback)
+{
+	lockdep_assert_held(&nvsim_lock);
+	if (nvsim_pin_cached == NVSIM_PIN_CACHE) {
+		kfree(nvsim_pin_cache[0]);
+		memmove(nvsim_pin_cache, nvsim_pin_cache + 1,
+			sizeof(nvsim_pin_cache) - sizeof(nvsim_pin_cache[0]));
+		nvsim_pin_cached--;
+	}
+	/* What a reader of a stale table finds: no pages. */
+	memset(&pin->pt, 0, sizeof(pin->pt));
+	pin->freed_by_callback = by_callback;
+	nvsim_pin_cache[nvsim_pin_cached++] = pin;
+}
+
+static void nvsim_pin_free(struct nvsim_pin *pin, bool by_callback)
 {
 	struct nvsim_dma_map *dm, *tmp;
 	struct nvsim_counters *c;
@@ -88,7 +137,7 @@ static void nvsim_pin_free(struct nvsim_pin *pin)
 	}
 	kvfree(pin->pt.pages);
 	kvfree(pin->page_structs);
-	kfree(pin);
+	nvsim_pin_recycle(pin, by_callback);
 }
 
 static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
@@ -100,35 +149,33 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	struct nvsim_pin *pin;
 	struct nvsim_mem *mem;
 	u64 first, n, i, page;
-	int ret;
+	int ret = -EINVAL;
 
 	might_sleep();
 	if (!page_table || !len || (va | len) & (NVSIM_PAGE_BYTES - 1) ||
 	    va + len < va)
 		return -EINVAL;
 	n = len >> NVSIM_PAGE_SHIFT;
-	if (n > U32_MAX)
-		return -EINVAL;
 
-	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	/* The range first: its size bounds what is allocated for it. */
+	mutex_lock(&nvsim_lock);
+	nvsim_p2p_count.get_pages_requests++;
+	map = nvsim_lookup(p2p_token, va_space, va, len);
+	if (!map)
+		goto unlock;
+
+	ret = -ENOMEM;
+	pin = nvsim_pin_new();
 	if (!pin)
-		return -ENOMEM;
+		goto unlock;
 	INIT_LIST_HEAD(&pin->dma_maps);
 	INIT_LIST_HEAD(&pin->map_node);
 	pin->pt.pages = kvmalloc_array(n, sizeof(*pin->pt.pages), GFP_KERNEL);
 	pin->page_structs = kvcalloc(n, sizeof(*pin->page_structs),
 				     GFP_KERNEL);
-	if (!pin->pt.pages || !pin->page_structs) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
+	if (!pin->pt.pages || !pin->page_structs)
+		goto free_pin;
 
-	mutex_lock(&nvsim_lock);
-	map = nvsim_lookup(p2p_token, va_space, va, len);
-	if (!map) {
-		ret = -EINVAL;
-		goto err_unlock;
-	}
 	mem = map->mem;
 	first = (map->offset + (va - map->va)) >> NVSIM_PAGE_SHIFT;
 	for (i = 0; i < n; i++) {
@@ -163,15 +210,16 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	c->get_pages_calls++;
 	mutex_unlock(&nvsim_lock);
 
+	nvsim_hook_event(NVSIM_EV_PIN, va, len);
 	*page_table = &pin->pt;
 	return 0;
 
-err_unlock:
-	mutex_unlock(&nvsim_lock);
-err_free:
+free_pin:
 	kvfree(pin->pt.pages);
 	kvfree(pin->page_structs);
 	kfree(pin);
+unlock:
+	mutex_unlock(&nvsim_lock);
 	return ret;
 }
 
@@ -179,13 +227,19 @@ err_free:
 void nvsim_fire_callbacks(struct nvsim_mapping *map)
 {
 	struct nvsim_pin *pin, *tmp;
+	u64 va;
 
 	lockdep_assert_held(&nvsim_lock);
 	list_for_each_entry_safe(pin, tmp, &map->pins, map_node) {
+		va = pin->va;
+		nvsim_hook_at(NVSIM_AT_CALLBACK, va);
 		pin->free_callback(pin->data);
 		pin->gpu->count.callbacks_fired++;
-		nvsim_pin_free(pin);
+		nvsim_hook_at(NVSIM_AT_CALLBACK_DONE, va);
+		nvsim_pin_free(pin, true);
+		nvsim_hook_event(NVSIM_EV_CALLBACK, va, 1);
 	}
+	nvsim_hook_event(NVSIM_EV_FREE, map->va, map->size);
 }
 
 /* Module exit: pins a client never released (all persistent). */
@@ -195,7 +249,9 @@ void nvsim_free_leftover_pins(void)
 
 	lockdep_assert_held(&nvsim_lock);
 	list_for_each_entry_safe(pin, tmp, &nvsim_pins, node)
-		nvsim_pin_free(pin);
+		nvsim_pin_free(pin, false);
+	while (nvsim_pin_cached)
+		kfree(nvsim_pin_cache[--nvsim_pin_cached]);
 }
 
 int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
@@ -234,20 +290,28 @@ static int nvsim_unpin(uint64_t virtual_address,
 	might_sleep();
 	if (!page_table)
 		return 0;
+	nvsim_hook_event(NVSIM_EV_PUT_ENTER, virtual_address, 1);
+	nvsim_hook_at(NVSIM_AT_PUT_ENTER, virtual_address);
 	/* Waits for a callback running on another task to finish. */
 	mutex_lock(&nvsim_lock);
+	nvsim_p2p_count.put_pages_requests++;
 	pin = nvsim_find_pin(page_table);
 	if (!pin) {
 		/* Unlinked by the free callback: "not found", reported as 0. */
-		ret = 0;
+		nvsim_p2p_count.stale_puts++;
 	} else if (pin->persistent != persistent ||
-		   pin->va != virtual_address) {
+		   (persistent && pin->va != virtual_address)) {
 		ret = -EINVAL;
 	} else {
+		/* RM finds the table by its address alone. */
+		WARN(pin->va != virtual_address,
+		     "nvsim: put_pages(%#llx) was given the table of the pin at %#llx: a stale table, reused; released that pin\n",
+		     virtual_address, pin->va);
 		pin->gpu->count.put_pages_calls++;
-		nvsim_pin_free(pin);
+		nvsim_pin_free(pin, false);
 	}
 	mutex_unlock(&nvsim_lock);
+	nvsim_hook_at(NVSIM_AT_PUT_EXIT, virtual_address);
 	return ret;
 }
 

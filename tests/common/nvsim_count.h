@@ -8,6 +8,7 @@
 #define GDRMAP_TEST_NVSIM_COUNT_H
 
 #include <stdio.h>
+#include <string.h>
 
 /* The number a /proc file holds, or -1 if it cannot be read. */
 static inline long read_count(const char *path)
@@ -39,6 +40,22 @@ static inline long nvsim_gpu_count(int dev, const char *name)
 
 	snprintf(path, sizeof(path), "/proc/driver/nvsim/gpu%d/%s", dev, name);
 	return read_count(path);
+}
+
+/* A line "name: N" of /proc/driver/nvsim/stats (the sums), or -1. */
+static inline long nvsim_stat(const char *name)
+{
+	FILE *f = fopen("/proc/driver/nvsim/stats", "r");
+	char key[64];
+	long v, found = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63[^:]: %ld\n", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	fclose(f);
+	return found;
 }
 
 #endif /* GDRMAP_TEST_NVSIM_COUNT_H */

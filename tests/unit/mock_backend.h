@@ -56,6 +56,8 @@ static int mock_map(struct gdr *g, struct gdr_region *r, size_t len,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return errno;
+	/* As gdrdrv's mappings (VM_DONTCOPY): a fork child has none. */
+	madvise(p, len, MADV_DONTFORK);
 	/* Never zeros: a copy that skips bytes must not go unnoticed. */
 	memset(p, 0xA5, len);
 	mock_last_map_len = len;

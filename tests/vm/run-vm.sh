@@ -16,6 +16,9 @@
 #   GDRMAP_KERNEL_RESULTS  append the run's result line to this file (the
 #                        README's kernel table, tests/kernels/report.sh) []
 #   GDRMAP_STRESS_SECS   duration of the multi-threaded stress case [10]
+#   GDRMAP_FUZZ_SECS     duration of the fuzzer (cases/fuzz.c), per pass [30]
+#   GDRMAP_FUZZ_SEED     the fuzzer's seed, to replay a run [random]
+#   GDRMAP_CASE_TIMEOUT  limit on one test inside the VM, seconds [120]
 #   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [900]
 #   GDRMAP_VM_MEM        guest RAM [1G]
 #   GDRMAP_VM_GPUS       simulated GPUs, one ivshmem-plain device each [2]
@@ -134,6 +137,7 @@ rm -rf "$stage"
 mkdir -p "$stage/vm" "$stage/lib/gdrmap" "$stage/usr/lib"
 cp "$vmdir/init" "$stage/init"
 cp "$top/tests/run-tests.sh" "$stage/vm/run-tests.sh"
+cp "$vmdir/fuzz-seeds" "$stage/vm/fuzz-seeds"
 cp -R "$vmdir/steps" "$work/out/cases" "$work/out/sim" "$work/out/tools" \
 	"$stage/vm/"
 cp "$work"/out/*.ko "$stage/lib/gdrmap/"
@@ -141,6 +145,9 @@ cp -R "$work/out/proprietary" "$stage/lib/gdrmap/"
 cp -R "$work/out/lib" "$stage/usr/lib/gdrmap"
 cat >"$stage/vm/vm.conf" <<CONF
 GDRMAP_STRESS_SECS=$stress
+GDRMAP_FUZZ_SECS=${GDRMAP_FUZZ_SECS:-30}
+GDRMAP_FUZZ_SEED=${GDRMAP_FUZZ_SEED:-}
+GDRMAP_FUZZ_REPLAY=/vm/fuzz-seeds
 GDRMAP_CASE_TIMEOUT=${GDRMAP_CASE_TIMEOUT:-120}
 GDRMAP_VM_MODES="${GDRMAP_VM_MODES:-1 0}"
 GDRMAP_VM_PROPRIETARY_MODES="${GDRMAP_VM_PROPRIETARY_MODES-1}"

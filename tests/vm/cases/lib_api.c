@@ -140,8 +140,11 @@ static void flags_and_errors(void)
 	CHECK_RET(gdr_pin_buffer_v2(g, d, 4 * GPU_PAGE, 0, &mh), 0);
 	CHECK_RET(gdr_get_callback_flag(g, mh, &flag), 0);
 	CHECK(flag == 0, "callback flag %d on live memory", flag);
+	/* A type the platform cannot give: EOPNOTSUPP, as GDRCopy. */
 	CHECK_RET(gdr_map_v2(g, mh, &base, GPU_PAGE,
-			     GDR_MAP_FLAG_REQ_CACHE_MAPPING), EINVAL);
+			     GDR_MAP_FLAG_REQ_CACHE_MAPPING), EOPNOTSUPP);
+	CHECK_RET(gdr_map_v2(g, mh, &base, GPU_PAGE,
+			     GDR_MAP_FLAG_REQ_DEVICE_MAPPING), EOPNOTSUPP);
 	CHECK_RET(gdr_map_v2(g, mh, &base, GPU_PAGE, 99), EINVAL);
 	CHECK_RET(gdr_map_v2(g, mh, &base, 4 * GPU_PAGE + 1, 0), EINVAL);
 	CHECK_RET(gdr_map_v2(g, mh, &base, 4 * GPU_PAGE,

@@ -197,6 +197,19 @@ static inline void *gdrdrv_mmap(int fd, uint64_t handle, size_t size)
 		    (off_t)(handle * (uint64_t)sysconf(_SC_PAGESIZE)));
 }
 
+/* ---- /proc and /sys ---- */
+
+/* Writes text to a /proc or /sys file: 0, or -1 and errno. */
+static inline int write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f) ? -1 : 0;
+}
+
 /* ---- leak counters ---- */
 
 /* gdrdrv's count of pins held, or -1. */
