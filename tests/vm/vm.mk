@@ -87,16 +87,17 @@ CHECK_SUITES += check-vm-arm64
 -include $(patsubst tests/vm/cases/%.c,$(O)/tests/vm/dep/%.d,$(VM_CASE_SRCS))
 
 # `make fuzz`: the fuzzer alone, longer: FUZZ_SECS per gdrdrv mode on each
-# kernel of FUZZ_KERNELS, from seed SEED (random if empty; the log prints
-# it).  The log of each kernel is $(O)/vm/<kver>/serial.log.
+# kernel of FUZZ_KERNELS, from seed SEED (random if empty), every test's
+# output shown (the seeds and counts of each pass).  The log of each kernel
+# is $(O)/vm/<kver>/serial.log.
 FUZZ_SECS    ?= 300
-FUZZ_KERNELS ?= $(VM_SERIES)
+FUZZ_KERNELS ?= $(VM_KERNELS)
 SEED         ?=
 .PHONY: fuzz
 fuzz: lib
 	@status=0; for s in $(FUZZ_KERNELS); do \
 		GDRMAP_VM_ONLY='/fuzz$$' GDRMAP_FUZZ_SECS=$(FUZZ_SECS) \
-		GDRMAP_FUZZ_SEED=$(SEED) \
+		GDRMAP_FUZZ_SEED=$(SEED) VERBOSE=1 \
 		GDRMAP_CASE_TIMEOUT=$$(($(FUZZ_SECS) + 600)) \
 		GDRMAP_VM_TIMEOUT=$$((2 * $(FUZZ_SECS) + 1800)) \
 		O=$(O) tests/vm/run-vm.sh $$s || status=1; done; exit $$status
