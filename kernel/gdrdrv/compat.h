@@ -26,6 +26,11 @@
 #include <linux/math.h>
 #endif
 
+/* Before 5.5: no PCI_STD_NUM_BARS. */
+#ifndef PCI_STD_NUM_BARS
+#define PCI_STD_NUM_BARS	6
+#endif
+
 #ifdef GDRDRV_HAVE_CLASS_CREATE_NAME_ONLY
 #define gdrdrv_class_create(name)	class_create(name)
 #else

@@ -43,7 +43,11 @@ static int gdrdrv_open(struct inode *inode, struct file *filp)
 	if (!f)
 		return -ENOMEM;
 	mutex_init(&f->lock);
+#ifdef XA_FLAGS_ACCOUNT
+	xa_init_flags(&f->regions, XA_FLAGS_ACCOUNT);	/* charged, as the pins */
+#else
 	xa_init(&f->regions);
+#endif
 	gdrdrv_owner_get(&f->owner);
 	f->owner_nr = task_tgid_nr(current);
 	atomic64_set(&f->pinned_bytes, 0);
@@ -140,6 +144,7 @@ void gdrdrv_files_show(struct seq_file *m)
 			}
 		}
 		seq_printf(m, "%d %llu %d\n", f->owner_nr, bytes, pins);
+		cond_resched();	/* quadratic in open files, readable by all */
 	}
 	mutex_unlock(&gdrdrv_files_lock);
 }

@@ -17,7 +17,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/lockdep.h>
-#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/pci.h>
 
@@ -48,12 +47,17 @@ void gdrdrv_limits_init(u64 max_pin_size)
 	if (!bound) {
 		bound = gdrdrv_largest_bar();
 #if defined(CONFIG_ARM64) || defined(CONFIG_PPC64)
-		bound = max_t(u64, bound, (u64)totalram_pages() << PAGE_SHIFT);
+		struct sysinfo si;
+
+		si_meminfo(&si);
+		bound = max_t(u64, bound, (u64)si.totalram * si.mem_unit);
 #endif
 	}
-	/* No PCI memory at all: leave it to NVIDIA. */
-	gdrdrv_max_pin = bound ? round_up(bound, GDRDRV_GPU_PAGE_SIZE) :
-				 U64_MAX;
+	/* No PCI memory at all, or a bound that rounds past 2^64: no bound. */
+	if (!bound || bound > U64_MAX - GDRDRV_GPU_PAGE_SIZE + 1)
+		gdrdrv_max_pin = U64_MAX;
+	else
+		gdrdrv_max_pin = round_up(bound, GDRDRV_GPU_PAGE_SIZE);
 	gdrdrv_info("pins of up to %llu bytes\n", gdrdrv_max_pin);
 }
 

@@ -111,16 +111,22 @@ static void gdrdrv_free_callback(void *data)
 	mutex_lock(&r->lock);
 	r->cb_fired = true;
 	was = r->state;
+	if (was == GDRDRV_PIN_HELD)
+		gdrdrv_region_zap(r);
 	switch (was) {
 	case GDRDRV_PIN_HELD:
-		gdrdrv_region_zap(r);
-		fallthrough;
 	case GDRDRV_PIN_GETTING:
 	case GDRDRV_PIN_STUCK:
 		if (r->pt)
 			nvidia_p2p_free_page_table(r->pt);
 		r->pt = NULL;
 		r->state = GDRDRV_PIN_GONE;
+		/*
+		 * Counted out under the lock: a close that sees GONE does
+		 * not wait for this callback, and an unload right after it
+		 * must not find the pin still counted.
+		 */
+		atomic_dec(&gdrdrv_pin_count);
 		break;
 	default:
 		/* PUTTING: unpin accounts for it when put_pages returns. */
@@ -131,7 +137,7 @@ static void gdrdrv_free_callback(void *data)
 	gdrdrv_dbg("free callback for handle %llu (state %d)\n", r->handle,
 		   was);
 	if (was != GDRDRV_PIN_PUTTING && was != GDRDRV_PIN_GONE)
-		gdrdrv_pin_released(r);
+		gdrdrv_region_put(r);
 }
 
 static int gdrdrv_nv_get_pages(struct gdrdrv_region *r,
@@ -409,15 +415,15 @@ int gdrdrv_pin(struct gdrdrv_file *f, const struct gdrdrv_pin_req *req,
 	if (ret)
 		goto unpin_region;
 
+	/* Once listed, another thread may unpin and free r at any time. */
+	gdrdrv_dbg("pinning %#llx+%#llx as handle %llu (%s)\n", r->va, r->size,
+		   r->handle, r->persistent ? "persistent" : "callback");
+	*handle = r->handle;
 	mutex_lock(&f->lock);
-	ret = xa_insert(&f->regions, (unsigned long)r->handle, r, GFP_KERNEL);
+	ret = xa_insert(&f->regions, (unsigned long)*handle, r, GFP_KERNEL);
 	mutex_unlock(&f->lock);
 	if (ret)
 		goto unpin_region;
-
-	gdrdrv_dbg("pinned %#llx+%#llx as handle %llu (%s)\n", r->va, r->size,
-		   r->handle, r->persistent ? "persistent" : "callback");
-	*handle = r->handle;
 	return 0;
 
 unpin_region:

@@ -113,7 +113,11 @@ for n in "$@"; do
 		pass=$((pass + 1))
 	else
 		echo "FAIL gdrmap-dkms on $n ($KVER; log: $log)"
-		grep -A30 -m1 FAIL "$log" | sed 's/^/    /' || tail -n 30 "$log" | sed 's/^/    /'
+		if grep -q FAIL "$log"; then
+			grep -A30 -m1 FAIL "$log" | sed 's/^/    /'
+		else
+			tail -n 30 "$log" | sed 's/^/    /'
+		fi
 		fail=$((fail + 1))
 	fi
 	rm -f "$root/var/cache/gdrmap-debs/${deb##*/}"

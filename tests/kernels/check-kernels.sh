@@ -89,13 +89,17 @@ for n in $names; do
 	ok=1
 	"$kernel_sh" -a "$arch" run "$n" $MAKE --no-print-directory \
 		O="$O" CC="$KCC" KDIR="$KDIR" test-modules >"$log" 2>&1 || ok=0
-	grep -Eiq 'warning:|WARNING: modpost' "$log" && ok=0
+	# A newer pahole than the kernel's own is the toolchain's news, not ours.
+	grep -Ei 'warning:|WARNING: modpost' "$log" |
+		grep -vq 'pahole version differs' && ok=0
 	# The import check must see GPL-only imports in this kernel's
 	# Module.symvers: the opensource flavour has some (put_pid()...).
 	ko=$($MAKE --no-print-directory -s print-gdrdrv-ko KDIR="$KDIR")
-	if [ $ok = 1 ] && "$kernel_sh" -a "$arch" run "$n" kernel/check-imports.sh \
-		"$ko" "$KDIR/Module.symvers" >>"$log" 2>&1; then
-		echo "check-imports.sh found no GPL-only import in the opensource $ko" >>"$log"
+	# Flagged means its verdict, not any failure (no nm, no Module.symvers).
+	if [ $ok = 1 ] && ! "$kernel_sh" -a "$arch" run "$n" kernel/check-imports.sh \
+		"$ko" "$KDIR/Module.symvers" 2>&1 | tee -a "$log" |
+		grep 'imports GPL-only kernel exports' >/dev/null; then
+		echo "check-imports.sh did not flag the opensource $ko's GPL-only imports" >>"$log"
 		ok=0
 	fi
 	where=${KCHROOT:+${KCHROOT##*/} chroot}

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/* struct class's devnode() takes a const struct device (6.2). */
+/* struct device_type's devnode() takes a const struct device (6.2). */
 #include <linux/device.h>
 
-static char *conftest_devnode(const struct device *dev, umode_t *mode)
+static char *conftest_devnode(const struct device *dev, umode_t *mode,
+			      kuid_t *uid, kgid_t *gid)
 {
 	return NULL;
 }
 
-void conftest(struct class *class);
-void conftest(struct class *class)
+void conftest(struct device_type *type);
+void conftest(struct device_type *type)
 {
-	class->devnode = conftest_devnode;
+	type->devnode = conftest_devnode;
 }
