@@ -466,7 +466,7 @@ static int copy_refused(gdr_mh_t handle, const void *map_ptr, size_t size,
 
 	r = gdr_region_peek(handle, &s);
 	if (!r && gdr_region_inherited(handle))
-		gdr_err("%s: handle 0x%lx was pinned and mapped by the parent process: " GDR_FORK_HINT,
+		gdr_err("%s: handle 0x%lx belongs to the parent process: " GDR_FORK_HINT,
 			caller, handle.h);
 	else if (!r)
 		gdr_err("%s: handle 0x%lx is not a pinned buffer", caller,

@@ -89,7 +89,7 @@ void gdr_handles_fork_child(void);
 extern _Atomic unsigned int gdr_fork_gen;	/* forks on the way here */
 void gdr_fork_init(void);
 int gdr_opened_before_fork(const struct gdr *g, const char *caller);
-#define GDR_FORK_HINT "pins and mappings are not inherited across fork(): call gdr_open, pin and map again in the child"
+#define GDR_FORK_HINT "pins and mappings are not inherited across fork(): a child calls gdr_open and pins memory of its own (and a child of a process that started CUDA cannot use CUDA: exec, or fork before cuInit)"
 
 static inline struct gdr_region *gdr_region_slot(uint32_t index)
 {
