@@ -9,6 +9,8 @@
  * it reach it and are refused there without a large allocation.  The
  * runner fails the case on any kernel warning.
  */
+#include <sys/sysinfo.h>
+
 #include "vmtest.h"
 
 static int fd;
@@ -40,6 +42,19 @@ static void refused(CUdeviceptr d, uint64_t size, int reaches_nvsim)
 		      (unsigned long long)size);
 }
 
+/* gdrdrv's largest pin, given the largest BAR (kernel/gdrdrv/limits.c). */
+static uint64_t pin_bound(uint64_t bar)
+{
+	uint64_t bound = bar;
+#if defined(__aarch64__) || defined(__powerpc64__)
+	struct sysinfo si;
+
+	if (sysinfo(&si) == 0 && (uint64_t)si.totalram * si.mem_unit > bound)
+		bound = (uint64_t)si.totalram * si.mem_unit;
+#endif
+	return (bound + GPU_PAGE - 1) / GPU_PAGE * GPU_PAGE;
+}
+
 int main(void)
 {
 	const size_t len = 4 * GPU_PAGE;
@@ -61,9 +76,14 @@ int main(void)
 	/* Beyond the allocation, within the GPU: nvsim refuses it. */
 	refused(d, len + GPU_PAGE, 1);
 	refused(d, total, 1);
-	/* Beyond the GPU's memory (the largest PCI BAR): never asked. */
-	refused(d, total + GPU_PAGE, 0);
-	refused(d, 2 * (uint64_t)total, 0);
+	/*
+	 * Beyond the GPU's memory (the largest PCI BAR): never asked.  On
+	 * arm64 and POWER, where GPU memory may be RAM (C2C), the bound is
+	 * all RAM if that is larger (limits.c): there sizes below it reach
+	 * nvsim, which refuses them.
+	 */
+	refused(d, total + GPU_PAGE, total + GPU_PAGE <= pin_bound(total));
+	refused(d, 2 * (uint64_t)total, 2 * (uint64_t)total <= pin_bound(total));
 	for (int shift = 32; shift <= 44; shift += 4)
 		refused(d, 1ULL << shift, 0);
 	refused(d, (1ULL << 44) - GPU_PAGE, 0);
