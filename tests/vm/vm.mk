@@ -62,11 +62,13 @@ CHECK_SUITES += $(addprefix check-vm-,$(VM_KERNELS))
 #       VM_ARM64_SUBSET: the simulator's tests; every case in gdrdrv's
 #       callback mode (its mappings zapped by handle << PAGE_SHIFT,
 #       invalidation, SIGBUS) and in the proprietary flavour's persistent
-#       mode, with a 3 s stress case; the command's doctor test (left
-#       out: the open flavour's persistent pass and test_measure.sh)
+#       mode, with a 3 s stress case and 30 s of fuzzing each (60 s per
+#       kernel, as on x86-64); the command's doctor test (left out: the
+#       open flavour's persistent pass and test_measure.sh)
 VM_ARM64_KERNELS := $(shell awk '$$1 == "kernel" && $$3 == "arm64" && $$7 == "yes" \
 	{ print $$2 }' tests/kernels/kernels.conf)
 VM_ARM64_SUBSET  := GDRMAP_VM_MODES=0 GDRMAP_VM_PROPRIETARY_MODES=1 GDRMAP_STRESS_SECS=3 \
+	GDRMAP_FUZZ_SECS=30 \
 	GDRMAP_VM_ONLY='/vm/(cases|sim)/|/test_doctor'
 # A whole-suite run took 6.5 min on a loaded 2-core machine: room for worse.
 VM_ARM64_TIMEOUT ?= 1500

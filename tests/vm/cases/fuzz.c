@@ -2,7 +2,7 @@
 /*
  * A seeded random-sequence fuzzer of gdrdrv (and of libgdrapi over it).
  *
- * It runs episodes until GDRMAP_FUZZ_SECS (default 30) have passed.  Each
+ * It runs episodes until GDRMAP_FUZZ_SECS (default 20) have passed.  Each
  * episode is a fresh worker process: it allocates a few GPU buffers filled
  * with a pattern of their own, opens two /dev/gdrdrv files and a gdr_t,
  * and lets GDRMAP_FUZZ_THREADS threads (default 3) draw operations at
@@ -1013,7 +1013,7 @@ int main(void)
 		fclose(r);
 	}
 	seed = env_u64("GDRMAP_FUZZ_SEED", urandom);
-	secs = (int)env_u64("GDRMAP_FUZZ_SECS", 30);
+	secs = (int)env_u64("GDRMAP_FUZZ_SECS", 20);
 	nthreads = (int)env_u64("GDRMAP_FUZZ_THREADS", 3);
 	if (nthreads < 1 || nthreads > 8)
 		nthreads = 3;
