@@ -15,7 +15,8 @@
 #   O                    build directory of the tree [build]
 #   GDRMAP_KERNEL_RESULTS  append the run's result line to this file (the
 #                        README's kernel table, tests/kernels/report.sh) []
-#   GDRMAP_STRESS_SECS   duration of the multi-threaded stress case [10]
+#   GDRMAP_STRESS_SECS   duration of the multi-threaded stress case [5;
+#                        the fuzzer races the same paths for a minute]
 #   GDRMAP_FUZZ_SECS     duration of the fuzzer (cases/fuzz.c), per pass [20;
 #                        60 s per kernel over the three passes]
 #   GDRMAP_FUZZ_SEED     the fuzzer's seed, to replay a run [random]
@@ -64,7 +65,7 @@ cd "$top"
 O=${O:-build}
 MAKE=${MAKE:-make}
 export O MAKE
-stress=${GDRMAP_STRESS_SECS:-10}
+stress=${GDRMAP_STRESS_SECS:-5}
 vm_timeout=${GDRMAP_VM_TIMEOUT:-900}
 gpus=${GDRMAP_VM_GPUS:-2}
 case $gpus in
