@@ -1,9 +1,9 @@
 #!/bin/sh
 # The container recipe (packaging/container/) without Docker, as root:
-#   1. a Debian 12 root file system from Debian's archive (mmdebstrap,
-#      minbase as debian:12-slim is, plus the Dockerfile's
-#      RUNTIME_PACKAGES), cached in ~/.cache/gdrmap-rootfs (a first run
-#      downloads it: minutes; later runs unpack the cached tarball);
+#   1. a Debian 12 root file system from Debian's archive
+#      (packaging/rootfs.sh: minbase as debian:12-slim is, plus the
+#      Dockerfile's RUNTIME_PACKAGES; a first run downloads it: minutes;
+#      later runs unpack the tarball cached in ~/.cache/gdrmap-rootfs);
 #   2. the .debs built from this tree (build-debs.sh, or those in
 #      GDRMAP_DEBS) installed into it with dpkg, and the consumer
 #      (packaging/container/consumer.c) compiled here and copied in;
@@ -24,12 +24,8 @@ keep=0
 top=$(cd "$(dirname "$0")/.." && pwd)
 O=${O:-$top/build}
 jsonq=$O/tools/tests/jsonq
-mirror=${GDRMAP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/gdrmap-rootfs
 
 if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root (chroot, dpkg in the root file system)"; exit 77; fi
-command -v mmdebstrap >/dev/null ||
-	{ echo "SKIP: mmdebstrap is not installed (apt-get install mmdebstrap; scripts/deps.sh does)"; exit 77; }
 [ -x "$jsonq" ] || { echo "FAIL: $jsonq is missing: make tools first" >&2; exit 1; }
 chroot=$(command -v chroot)
 
@@ -51,27 +47,10 @@ expect() { what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 die() { echo "FAIL: $*" >&2; exit 1; }
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES LD_LIBRARY_PATH || true
 
-# What the image adds to debian:12-slim, read from the Dockerfile itself.
-pkgs=$(sed -n 's/^ARG RUNTIME_PACKAGES="\(.*\)"$/\1/p' "$top/packaging/container/Dockerfile")
-[ -n "$pkgs" ] || die "the Dockerfile names no RUNTIME_PACKAGES"
-key=$(printf 'bookworm minbase %s %s\n' "$pkgs" "$mirror" | sha256sum | cut -c1-16)
-tarball=$cache/rootfs-$key.tar
-mkdir -p "$cache"
-exec 9>"$cache/.lock"
-flock 9 || die "cannot lock $cache/.lock"
-if [ ! -f "$tarball" ]; then
-	step "build the Debian 12 root file system (mmdebstrap, once: cached in $cache)"
-	rm -f "$cache"/rootfs-*.tar
-	# shellcheck disable=SC2086
-	nice mmdebstrap --variant=minbase --include="$(echo $pkgs | tr ' ' ,)" \
-		bookworm "$cache/.part-$key.tar" "$mirror" >"$work/mmdebstrap.log" 2>&1 ||
-		{ tail -n 20 "$work/mmdebstrap.log"; rm -f "$cache/.part-$key.tar"; die "mmdebstrap"; }
-	mv "$cache/.part-$key.tar" "$tarball"
-fi
-flock -u 9
-step "unpack it"
+step "the Debian 12 root file system (packaging/rootfs.sh)"
 mkdir "$root"
-tar -C "$root" -xf "$tarball" || die "unpacking $tarball"
+rc=0; "$top/packaging/rootfs.sh" "$root" || rc=$?
+[ $rc = 0 ] || { [ $rc = 77 ] && exit 77; die "packaging/rootfs.sh"; }
 
 if [ -n "${GDRMAP_DEBS:-}" ]; then
 	debs=$GDRMAP_DEBS

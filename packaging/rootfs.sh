@@ -1,0 +1,36 @@
+#!/bin/sh
+# Unpack the Debian 12 root file system that the root-only packaging
+# tests run in into the empty directory $1: minbase, as debian:12-slim
+# is, plus the container Dockerfile's RUNTIME_PACKAGES.  It is built once
+# with mmdebstrap from Debian's archive (minutes) and cached as a tarball
+# in ~/.cache/gdrmap-rootfs; later calls only unpack it.  Progress goes to
+# stdout.  GDRMAP_DEBIAN_MIRROR overrides http://deb.debian.org/debian.
+# Exit 0 done, 1 failed, 77 when mmdebstrap is missing.
+set -eu
+
+[ $# = 1 ] && [ -d "$1" ] || { echo "usage: $0 EMPTY-DIRECTORY" >&2; exit 1; }
+root=$1
+top=$(cd "$(dirname "$0")/.." && pwd)
+mirror=${GDRMAP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/gdrmap-rootfs
+die() { echo "FAIL: $*" >&2; exit 1; }
+
+command -v mmdebstrap >/dev/null ||
+	{ echo "SKIP: mmdebstrap is not installed (apt-get install mmdebstrap; scripts/deps.sh does)"; exit 77; }
+pkgs=$(sed -n 's/^ARG RUNTIME_PACKAGES="\(.*\)"$/\1/p' "$top/packaging/container/Dockerfile")
+[ -n "$pkgs" ] || die "the Dockerfile names no RUNTIME_PACKAGES"
+key=$(printf 'bookworm minbase %s %s\n' "$pkgs" "$mirror" | sha256sum | cut -c1-16)
+tarball=$cache/rootfs-$key.tar
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9 || die "cannot lock $cache/.lock"
+if [ ! -f "$tarball" ]; then
+	echo "building the Debian 12 root file system (mmdebstrap, once: cached in $cache)"
+	rm -f "$cache"/rootfs-*.tar
+	# shellcheck disable=SC2086
+	nice mmdebstrap --variant=minbase --include="$(echo $pkgs | tr ' ' ,)" \
+		bookworm "$cache/.part-$key.tar" "$mirror" >"$cache/mmdebstrap.log" 2>&1 ||
+		{ tail -n 20 "$cache/mmdebstrap.log"; rm -f "$cache/.part-$key.tar"; die "mmdebstrap"; }
+	mv "$cache/.part-$key.tar" "$tarball"
+fi
+tar -C "$root" -xf "$tarball" || die "unpacking $tarball"
