@@ -10,6 +10,9 @@
 #                     (mmdebstrap, cached): doctor and a consumer in a
 #                     chroot, with and without the Vulkan loader and the
 #                     graphics capability (root only)
+#   test-deps.sh      scripts/deps.sh on a machine whose dpkg was
+#                     interrupted: it finishes dpkg's work, as root, in
+#                     that root file system (root only)
 # As root the .debs are built once, into $(O)/deb-check, for the two tests
 # that install them (GDRMAP_DEBS); each builds its own if that failed.
 CHECK_SUITES += check-packages

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Make sure the Debian packages that `make check` needs are installed.
+# Make sure the Debian packages that `make check` needs are installed
+# (or those named as arguments: packaging/test-deps.sh).
 # As root it installs what is missing (apt-get); otherwise it prints the
 # command to run and fails.  The kernel images (and headers) booted in
 # the VM are not installed: tests/vm fetches them into its own cache.
@@ -24,21 +25,53 @@ pkgs="make gcc g++ clang libclang-rt-14-dev binutils gcc-aarch64-linux-gnu libc6
 	linux-headers-amd64 linux-headers-6.12-amd64
 	python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy
 	dh-python pybuild-plugin-pyproject python3-all"
+[ $# = 0 ] || pkgs="$*"
 
-missing=
-for p in $pkgs; do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-		grep -q '^install ok installed$' || missing="$missing $p"
-done
+find_missing() {
+	missing=
+	for p in $pkgs; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed$' || missing="$missing $p"
+	done
+}
+find_missing
 [ -z "$missing" ] && exit 0
+
+# A dpkg run that was cut short (a machine image saved or a session
+# killed while a maintainer script ran) leaves packages half-configured
+# or with triggers pending and its journal in updates/: they count as
+# missing above, and apt-get refuses every install until `dpkg
+# --configure -a` has finished that work.
+admindir=$(dpkg --print-admindir 2>/dev/null || echo /var/lib/dpkg)
+interrupted=
+[ -z "$(dpkg --audit 2>/dev/null)" ] || interrupted=1
+for f in "$admindir"/updates/[0-9]*; do
+	[ -e "$f" ] && interrupted=1
+done
 
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
 	echo "make check needs these packages:$missing" >&2
+	[ -n "$interrupted" ] &&
+		echo "dpkg was interrupted before; finish its work first with: sudo dpkg --configure -a" >&2
 	echo "install them with: sudo apt-get install$missing" >&2
 	exit 1
 fi
-echo "installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
+
+if [ -n "$interrupted" ]; then
+	echo "dpkg was interrupted before; finishing its work: dpkg --configure -a"
+	log=$(mktemp "${TMPDIR:-/tmp}/gdrmap-dpkg.XXXXXX")
+	if ! dpkg --configure -a --force-confdef --force-confold >"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		echo "dpkg --configure -a failed (above): repair the package it names, then run make check again" >&2
+		exit 1
+	fi
+	rm -f "$log"
+	find_missing
+	[ -z "$missing" ] && exit 0
+fi
+
+echo "installing:$missing"
 apt-get update -qq &&
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
 	{ echo "apt-get install$missing failed" >&2; exit 1; }
