@@ -9,27 +9,13 @@
 #include "shim.h"
 
 /*
- * The GPU whose memory [p, +size) is (or -1); the call answers only under
- * one of its contexts (ctx_sees).  No context: CUDA_ERROR_INVALID_CONTEXT,
- * measured on an H100 (bench/results/h100/2026-11-23-probes/ctx-probe.txt).
- * Another GPU's context: CUDA_ERROR_NOT_FOUND, as cuMemGetAddressRange
- * answers there; INFERRED, not yet measured for this call
- * (bench/probes/cuda_ctx_probe.c prints it on a multi-GPU machine).
+ * The export needs a current context but not the owner's: with none,
+ * CUDA_ERROR_INVALID_CONTEXT (H100,
+ * bench/results/h100/2026-11-23-probes/ctx-probe.txt); under another
+ * GPU's context it succeeds, for legacy and VMM memory alike, unlike
+ * cuMemGetAddressRange (two H200s,
+ * bench/results/h200x2/2026-11-23-consumers/probes/ctx-probe.txt).
  */
-static CUresult export_owner_ok(uint64_t p)
-{
-	struct nvsim_query q;
-	CUresult ret;
-
-	pthread_mutex_lock(&shim_lock);
-	if (nvsim_query_va(p, &q))
-		ret = ctx_sees((CUdevice)q.device);
-	else
-		ret = need_ctx(NULL);	/* not device memory: nvsim says so */
-	pthread_mutex_unlock(&shim_lock);
-	return ret;
-}
-
 CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
 				       size_t size,
 				       CUmemRangeHandleType handleType,
@@ -51,7 +37,9 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
 	/* Forcing the PCIe mapping type is refused, as on an x86 H200. */
 	if (flags & CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	ret = export_owner_ok(dptr);
+	pthread_mutex_lock(&shim_lock);
+	ret = need_ctx(NULL);
+	pthread_mutex_unlock(&shim_lock);
 	if (ret)
 		return ret;
 	/* dma-bufs are made of host pages, not of 64 KiB GPU pages. */

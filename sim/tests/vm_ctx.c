@@ -35,7 +35,7 @@ static struct cur curs[1 + 2 * MAXDEV];
 static int nmem, ncur;
 static CUcontext prim0;		/* device 0's primary context */
 
-/* What cuMemGetAddressRange and cuMemGetHandleForAddressRange answer. */
+/* What cuMemGetAddressRange answers. */
 static CUresult want_range(const struct cur *c, const struct mem *m)
 {
 	if (c->dev < 0)
@@ -99,7 +99,8 @@ static void query(const struct cur *c, const struct mem *m)
 		CU_OK(cuMemRelease(h));
 	}
 
-	/* dma-buf export: as the address range. */
+	/* dma-buf export: under any context, unlike the address range. */
+	want = c->dev < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
 	r = cuMemGetHandleForAddressRange(&fd, m->p, SIM_PAGE,
 					  CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
 	CHECK(r == want, "%s, %s: cuMemGetHandleForAddressRange %d, want %d",
