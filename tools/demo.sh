@@ -135,10 +135,12 @@ chmod +x "$stage/init"
 tests/vm/mkinitramfs.sh "$stage" "$work/initramfs.cpio.gz" ||
 	die "packing the VM's initramfs failed"
 echo "== VM running (log: $work/serial.log)"
+# tsc=unstable: see tests/vm/run-vm.sh (a TCG guest can die switching
+# to the TSC clocksource).
 timeout -k 10 900 qemu-system-x86_64 -machine q35,accel="${GDRMAP_VM_ACCEL:-tcg}" \
 	-cpu max -smp 2 -m 1G -nographic -no-reboot -nodefaults \
 	-serial stdio -monitor none -kernel "$VMLINUZ" \
-	-initrd "$work/initramfs.cpio.gz" -append "console=ttyS0 panic=-1 quiet" \
+	-initrd "$work/initramfs.cpio.gz" -append "console=ttyS0 panic=-1 quiet tsc=unstable" \
 	-object memory-backend-ram,id=gpumem,size=256M,share=on \
 	-device ivshmem-plain,memdev=gpumem </dev/null >"$work/serial.log" 2>&1 || true
 tr -d '\r' <"$work/serial.log" >"$work/serial.txt"
