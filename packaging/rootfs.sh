@@ -8,7 +8,7 @@
 # Exit 0 done, 1 failed, 77 when mmdebstrap is missing.
 set -eu
 
-[ $# = 1 ] && [ -d "$1" ] || { echo "usage: $0 EMPTY-DIRECTORY" >&2; exit 1; }
+if [ $# != 1 ] || [ ! -d "$1" ]; then echo "usage: $0 EMPTY-DIRECTORY" >&2; exit 1; fi
 root=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
 mirror=${GDRMAP_DEBIAN_MIRROR:-http://deb.debian.org/debian}

@@ -19,38 +19,15 @@
 # work directory.  GDRMAP_DEBIAN_MIRROR overrides http://deb.debian.org/debian.
 set -eu
 
-keep=0
-[ "${1:-}" = -k ] && keep=1
 top=$(cd "$(dirname "$0")/.." && pwd)
 O=${O:-$top/build}
 jsonq=$O/tools/tests/jsonq
-
-if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root (chroot, dpkg in the root file system)"; exit 77; fi
-[ -x "$jsonq" ] || { echo "FAIL: $jsonq is missing: make tools first" >&2; exit 1; }
+[ "$(id -u)" != 0 ] || [ -x "$jsonq" ] ||
+	{ echo "FAIL: $jsonq is missing: make tools first" >&2; exit 1; }
 chroot=$(command -v chroot)
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/gdrmap-container.XXXXXX")
-root=$work/root
-cleanup() {
-	rc=$?
-	if [ $keep = 1 ]; then echo "work directory: $work"; else rm -rf "$work"; fi
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-t0=$(date +%s)
-step() { echo "== [$(( $(date +%s) - t0 ))s] $*"; }
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-expect() { what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
-die() { echo "FAIL: $*" >&2; exit 1; }
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES LD_LIBRARY_PATH || true
-
-step "the Debian 12 root file system (packaging/rootfs.sh)"
-mkdir "$root"
-rc=0; "$top/packaging/rootfs.sh" "$root" || rc=$?
-[ $rc = 0 ] || { [ $rc = 77 ] && exit 77; die "packaging/rootfs.sh"; }
+name=container
+. "$top/packaging/roottest.sh"
 
 if [ -n "${GDRMAP_DEBS:-}" ]; then
 	debs=$GDRMAP_DEBS

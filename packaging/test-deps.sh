@@ -14,30 +14,10 @@
 # work directory.
 set -eu
 
-keep=0
-[ "${1:-}" = -k ] && keep=1
 top=$(cd "$(dirname "$0")/.." && pwd)
+name=deps
+. "$top/packaging/roottest.sh"
 
-if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root (chroot, dpkg in the root file system)"; exit 77; fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/gdrmap-deps.XXXXXX")
-root=$work/root
-cleanup() {
-	rc=$?
-	if [ $keep = 1 ]; then echo "work directory: $work"; else rm -rf "$work"; fi
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-passed=0 failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-expect() { what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
-die() { echo "FAIL: $*" >&2; exit 1; }
-
-mkdir "$root"
-rc=0; "$top/packaging/rootfs.sh" "$root" >"$work/rootfs.out" 2>&1 || rc=$?
-[ $rc = 0 ] || { cat "$work/rootfs.out"; [ $rc = 77 ] && exit 77; die "packaging/rootfs.sh"; }
 cp "$top/scripts/deps.sh" "$root/deps.sh"
 # apt-get would need the network: make any call of it a failure that
 # shows, so that a case passing through it cannot pass.
