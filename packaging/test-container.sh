@@ -22,12 +22,11 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 O=${O:-$top/build}
 jsonq=$O/tools/tests/jsonq
-[ "$(id -u)" != 0 ] || [ -x "$jsonq" ] ||
-	{ echo "FAIL: $jsonq is missing: make tools first" >&2; exit 1; }
 chroot=$(command -v chroot)
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES LD_LIBRARY_PATH || true
 name=container
 . "$top/packaging/roottest.sh"
+[ -x "$jsonq" ] || die "$jsonq is missing: make tools first"
 
 if [ -n "${GDRMAP_DEBS:-}" ]; then
 	debs=$GDRMAP_DEBS

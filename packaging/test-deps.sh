@@ -28,10 +28,10 @@ pkg=hostname
 # shellcheck disable=SC2016
 status() { chroot "$root" dpkg-query -W -f='${Status}' "$1"; }
 deps() { # deps.sh OUT-NAME [chroot options]: its exit status in $rc
-	name=$1; shift
+	out=$work/$1.out; shift
 	rc=0
 	env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root \
-		chroot "$@" "$root" sh /deps.sh $pkg libc-bin >"$work/$name.out" 2>&1 || rc=$?
+		chroot "$@" "$root" sh /deps.sh $pkg libc-bin >"$out" 2>&1 || rc=$?
 }
 has() { grep -q -- "$2" "$work/$1.out" || { cat "$work/$1.out" >&2; return 1; }; }
 journal() { # dpkg's journal of an unfinished run holds files named by numbers
