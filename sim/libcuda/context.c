@@ -95,8 +95,11 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	pthread_mutex_lock(&shim_lock);
 	if (!d->primary_refs)
 		ret = CUDA_ERROR_INVALID_CONTEXT;
-	else if (!--d->primary_refs)
-		free_ctx_memory(&d->primary);	/* the context is destroyed */
+	else if (!--d->primary_refs) {
+		/* The context is destroyed. */
+		free_ctx_memory(&d->primary);
+		free_ctx_streams(&d->primary);
+	}
 	pthread_mutex_unlock(&shim_lock);
 	return ret;
 }
@@ -172,6 +175,7 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
 	}
 	*pp = ctx->next;
 	free_ctx_memory(ctx);
+	free_ctx_streams(ctx);
 	pthread_mutex_unlock(&shim_lock);
 
 	/* Off this thread's stack; other threads see it as destroyed. */

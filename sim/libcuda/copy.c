@@ -115,6 +115,45 @@ out:
 	return ret;
 }
 
+/*
+ * An asynchronous copy, done at once: on a stream usable now, and, the
+ * stricter side of the driver, for device memory only from the context
+ * that allocated it (cuMemAlloc) or from one of its GPU (cuMemMap).
+ */
+static CUresult async_copy(CUdeviceptr dev, void *host, size_t n,
+			   CUstream stream, bool to_dev)
+{
+	struct nvsim_query q;
+	struct rec *r;
+	CUcontext ctx;
+	CUresult ret;
+
+	pthread_mutex_lock(&shim_lock);
+	ret = stream_use(stream, &ctx);
+	if (!ret) {
+		r = rec_find(REC_DEVICE, dev, n ? n : 1);
+		if (r && r->ctx != ctx)
+			ret = CUDA_ERROR_INVALID_VALUE;
+		else if (!r && nvsim_query_va(dev, &q) &&
+			 (CUdevice)q.device != ctx->dev)
+			ret = CUDA_ERROR_INVALID_VALUE;
+	}
+	pthread_mutex_unlock(&shim_lock);
+	return ret ? ret : host_dev_copy(dev, host, n, to_dev);
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
+			      CUstream stream)
+{
+	return async_copy(dst, (void *)src, n, stream, true);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n,
+			      CUstream stream)
+{
+	return async_copy(src, dst, n, stream, false);
+}
+
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
 {
 	return host_dev_copy(dst, (void *)src, n, true);
@@ -190,6 +229,10 @@ SHIM_ALIAS(cuMemcpyHtoD, cuMemcpyHtoD_v2, CUresult,
 	   (CUdeviceptr, const void *, size_t));
 SHIM_ALIAS(cuMemcpyDtoH, cuMemcpyDtoH_v2, CUresult,
 	   (void *, CUdeviceptr, size_t));
+SHIM_ALIAS(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, CUresult,
+	   (CUdeviceptr, const void *, size_t, CUstream));
+SHIM_ALIAS(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, CUresult,
+	   (void *, CUdeviceptr, size_t, CUstream));
 SHIM_ALIAS(cuMemcpyDtoD, cuMemcpyDtoD_v2, CUresult,
 	   (CUdeviceptr, CUdeviceptr, size_t));
 /* Per-thread-stream variants: there are no streams here. */

@@ -316,6 +316,14 @@ CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 	return alloc_cpu_mem(pp, bytesize, REC_HOST);
 }
 
+/* PORTABLE, DEVICEMAP and WRITECOMBINED change nothing here. */
+CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
+{
+	if (!pp || !bytesize || (flags & ~0x7u))
+		return CUDA_ERROR_INVALID_VALUE;
+	return alloc_cpu_mem(pp, bytesize, REC_HOST);
+}
+
 /*
  * Managed memory: ordinary CPU memory here (the simulated GPU runs no
  * code), known to CUDA as managed, so that it can be told apart, and

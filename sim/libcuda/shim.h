@@ -115,4 +115,8 @@ bool dev_space(uint64_t p);
 bool managed_range(uint64_t p, uint64_t len);
 void free_ctx_memory(CUcontext c);
 
+/* stream.c */
+CUresult stream_use(CUstream s, CUcontext *ctx);
+void free_ctx_streams(CUcontext c);
+
 #endif /* GDRMAP_SHIM_H */
