@@ -290,6 +290,11 @@ CUresult cuStreamDestroy_v2(CUstream stream);
 CUresult cuStreamSynchronize(CUstream stream);
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
 			      CUstream stream);
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n,
+			      CUstream stream);
+CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags);
+/* cuStreamCreate: no implicit synchronisation with the NULL stream */
+#define CU_STREAM_NON_BLOCKING	0x1
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 			   unsigned int flags);
 
@@ -312,6 +317,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 #define cuMemGetAddressRange		cuMemGetAddressRange_v2
 #define cuStreamDestroy			cuStreamDestroy_v2
 #define cuMemcpyHtoDAsync		cuMemcpyHtoDAsync_v2
+#define cuMemcpyDtoHAsync		cuMemcpyDtoHAsync_v2
 #endif
 
 #ifdef __cplusplus

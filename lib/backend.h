@@ -47,7 +47,10 @@ struct gdr_backend {
 	 * Pin r->pin_addr .. + r->pin_size (GPU_PAGE_SIZE aligned) with the
 	 * GDR_PIN_FLAG_* in r->pin_flags; keep what is needed in r->bhandle
 	 * and r->bpriv.  A backend with a finer granularity may narrow the
-	 * window, keeping [r->addr, r->addr + r->size) inside it.
+	 * window, keeping [r->addr, r->addr + r->size) inside it.  A
+	 * module-free backend returns gdr_pin_unmappable(...) for memory it
+	 * cannot map but that may be GPU memory: the core then pins it
+	 * copy-only (copy_only.h).
 	 */
 	int (*pin)(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 		   uint32_t va_space);
@@ -76,6 +79,15 @@ struct gdr_backend {
 	 * GDR_ATTR_USING_DMA_BUF_MMAP; *v is already 0. */
 	int (*get_attribute)(struct gdr *g, gdr_attr_t attr, int *v);
 };
+
+/*
+ * Not an errno: a backend's pin cannot map this memory (the message says
+ * why), which the core serves copy-only if it is GPU memory.  Returned by
+ * gdr_pin_unmappable, which keeps the message for the calling thread.
+ */
+#define GDR_PIN_UNMAPPABLE 0x10000
+__attribute__((format(printf, 1, 2)))
+int gdr_pin_unmappable(const char *fmt, ...);
 
 /* Copy src into dst with every empty slot filled with its default. */
 void gdr_backend_complete(struct gdr_backend *dst,

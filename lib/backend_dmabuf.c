@@ -187,9 +187,14 @@ static int dmabuf_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 
 	(void)p2p_token, (void)va_space;
 	res = gdr_cuda_enter_owner(r->addr, &s);
+	if (res != CUDA_SUCCESS && s.dev < 0)
+		/* Maybe between allocations, as the ends of a window around
+		 * a small buffer are: the copy-only pin tells. */
+		return gdr_pin_unmappable("CUDA knows no allocation at 0x%llx",
+					  (unsigned long long)r->addr);
 	if (res != CUDA_SUCCESS) {
 		gdr_err("%s", gdr_cuda_scope_error(&s, res, msg, sizeof(msg)));
-		return s.dev < 0 ? EINVAL : ENODEV;
+		return ENODEV;
 	}
 	err = probe_device(s.dev, msg, sizeof(msg));
 	if (err) {
@@ -204,6 +209,17 @@ static int dmabuf_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 		      r->pin_addr;
 	fd = export_dmabuf(&s, r->pin_addr, r->pin_size,
 			   r->pin_flags & GDR_PIN_FLAG_FORCE_PCIE, &res);
+	if (fd < 0 && (res == CUDA_ERROR_INVALID_VALUE ||
+		       res == CUDA_ERROR_NOT_SUPPORTED)) {
+		/* Memory CUDA does not export this way, or a range that runs
+		 * past its allocation (one dma-buf covers one allocation). */
+		err = gdr_pin_unmappable("CUDA does not export [0x%llx, +%llu) as one dma-buf: %s",
+					 (unsigned long long)r->pin_addr,
+					 (unsigned long long)r->pin_size,
+					 gdr_cuda_error(cu, res, msg,
+							sizeof(msg)));
+		goto leave;
+	}
 	if (fd < 0) {
 		gdr_err("cuMemGetHandleForAddressRange(0x%llx, %llu) on CUDA device %d failed: %s",
 			(unsigned long long)r->pin_addr,

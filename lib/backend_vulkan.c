@@ -123,12 +123,14 @@ static const char *const vmm_advice =
 /*
  * Export the allocation behind handle and import it into Vulkan, on the
  * Vulkan device with the UUID of the CUDA device that owns it; inside s,
- * the owner's scope.  On success the import owns the retained handle.
- * imports_lock held.
+ * the owner's scope.  On success the import owns the retained handle;
+ * on failure *err_out is left alone, or set to gdr_pin_unmappable() for
+ * an allocation that cannot be exported.  imports_lock held.
  */
 static struct vk_import *import_allocation(const struct gdr_cuda_scope *s,
 					   struct gdr_region *r,
-					   CUmemGenericAllocationHandle handle)
+					   CUmemGenericAllocationHandle handle,
+					   int *err_out)
 {
 	CUmemAllocationProp prop;
 	struct vk_import *imp;
@@ -147,8 +149,9 @@ static struct vk_import *import_allocation(const struct gdr_cuda_scope *s,
 		return NULL;
 	}
 	if (!(prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
-		gdr_err("the allocation at 0x%llx was created without the POSIX file descriptor handle type, so it cannot be mapped without a kernel module: %s",
-			(unsigned long long)r->addr, vmm_advice);
+		*err_out = gdr_pin_unmappable("the cuMemCreate allocation at 0x%llx has no POSIX file descriptor handle type, so Vulkan cannot import it: for a CPU mapping, %s",
+					      (unsigned long long)r->addr,
+					      vmm_advice);
 		return NULL;
 	}
 	imp = calloc(1, sizeof(*imp));
@@ -261,10 +264,15 @@ static int vulkan_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 
 	(void)g, (void)p2p_token, (void)va_space;
 	res = gdr_cuda_enter_owner(r->addr, &s);
+	if (res != CUDA_SUCCESS && s.dev < 0)
+		/* Maybe between allocations, as the ends of a window around
+		 * a small buffer are: the copy-only pin tells. */
+		return gdr_pin_unmappable("CUDA knows no allocation at 0x%llx",
+					  (unsigned long long)r->addr);
 	if (res != CUDA_SUCCESS) {
 		gdr_err("%s: pin memory from cuMemCreate",
 			gdr_cuda_scope_error(&s, res, msg, sizeof(msg)));
-		return s.dev < 0 ? EINVAL : ENODEV;
+		return ENODEV;
 	}
 	if (s.call->PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
 					r->addr) == CUDA_SUCCESS && managed) {
@@ -275,8 +283,9 @@ static int vulkan_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 	res = s.call->MemRetainAllocationHandle(&handle,
 						(void *)(uintptr_t)r->addr);
 	if (res != CUDA_SUCCESS) {
-		gdr_err("0x%llx is not memory from cuMemCreate (legacy cuMemAlloc memory, or host memory): %s",
-			(unsigned long long)r->addr, vmm_advice);
+		err = gdr_pin_unmappable("0x%llx is not memory from cuMemCreate (cuMemAlloc or cudaMalloc memory, which Vulkan cannot import): for a CPU mapping, %s",
+					 (unsigned long long)r->addr,
+					 vmm_advice);
 		goto leave;
 	}
 	pthread_mutex_lock(&imports_lock);
@@ -285,7 +294,7 @@ static int vulkan_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 		/* The import already holds a reference. */
 		s.call->MemRelease(handle);
 	} else {
-		imp = import_allocation(&s, r, handle);
+		imp = import_allocation(&s, r, handle, &err);
 		if (!imp) {
 			s.call->MemRelease(handle);
 			pthread_mutex_unlock(&imports_lock);
@@ -294,10 +303,11 @@ static int vulkan_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 	}
 	if (r->pin_addr < imp->base ||
 	    r->pin_addr + r->pin_size > imp->base + imp->size) {
-		gdr_err("[0x%llx, +%llu) is not inside one allocation ([0x%llx, +%zu)): pin inside one allocation",
-			(unsigned long long)r->addr,
-			(unsigned long long)r->size,
-			(unsigned long long)imp->base, imp->size);
+		err = gdr_pin_unmappable("[0x%llx, +%llu) runs past its cuMemCreate allocation [0x%llx, +%zu), and one mapping covers one allocation",
+					 (unsigned long long)r->addr,
+					 (unsigned long long)r->size,
+					 (unsigned long long)imp->base,
+					 imp->size);
 		if (!imp->pins)
 			release_import(imp);
 	} else {

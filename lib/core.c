@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "copy/copy.h"
+#include "copy_only.h"
 #include "internal.h"
 #include "log.h"
 
@@ -58,7 +59,7 @@ static int region_unmap(struct gdr *g, struct gdr_region *r)
 	atomic_fetch_and_explicit(&r->state, ~REGION_MAPPED,
 				  memory_order_release);
 	r->map_type = GDR_MAPPING_TYPE_NONE;
-	return g->ops.unmap(g, r, va, len);
+	return r->ops->unmap(g, r, va, len);
 }
 
 /* Unlink and forget r; g->lock held. */
@@ -94,7 +95,7 @@ GDR_API int gdr_close(gdr_t g)
 			err = region_unmap(g, r);
 			ret = ret ? ret : err;
 		}
-		err = g->ops.unpin(g, r);
+		err = r->ops->unpin(g, r);
 		ret = ret ? ret : err;
 		region_release(g, r);
 	}
@@ -112,7 +113,7 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint64_t p2p_token,
 	struct gdr_region *r;
 	uint64_t end;
 	gdr_mh_t mh;
-	int err;
+	int err, explained = 0;
 
 	if (!g || !handle) {
 		gdr_err("%s: %s is NULL", caller, g ? "handle" : "g");
@@ -144,13 +145,20 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint64_t p2p_token,
 	r->pin_addr = addr & GPU_PAGE_MASK;
 	r->pin_size = end - r->pin_addr;
 	r->pin_flags = flags;
+	r->ops = &g->ops;
 	err = g->ops.pin(g, r, p2p_token, va_space);
+	if (err == GDR_PIN_UNMAPPABLE) {
+		/* Explained there, whatever the outcome. */
+		err = gdr_copy_only_pin(g, r, caller);
+		explained = 1;
+	}
 	if (err) {
 		char why[256];
 
 		gdr_region_free(r);
 		pthread_mutex_unlock(&g->lock);
-		if (gdr_cuda_explain_range(addr, size, why, sizeof(why)))
+		if (!explained &&
+		    gdr_cuda_explain_pin(addr, why, sizeof(why)))
 			gdr_err("%s: %s", caller, why);
 		return err;
 	}
@@ -160,8 +168,8 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint64_t p2p_token,
 	g->regions = r;
 	pthread_mutex_unlock(&g->lock);
 	*handle = mh;
-	gdr_dbg("%s: pinned [0x%lx, +%zu) with the %s backend", caller, addr,
-		size, g->ops.name);
+	gdr_dbg("%s: pinned [0x%lx, +%zu) with the %s backend%s", caller, addr,
+		size, g->ops.name, r->ops != &g->ops ? ", copy-only" : "");
 	return 0;
 }
 
@@ -214,7 +222,7 @@ GDR_API int gdr_unpin_buffer(gdr_t g, gdr_mh_t handle)
 	}
 	/* As GDRCopy does, the handle is gone even if the backend failed:
 	 * keeping it would leave the caller nothing to retry with. */
-	err = g->ops.unpin(g, r);
+	err = r->ops->unpin(g, r);
 	region_release(g, r);
 	pthread_mutex_unlock(&g->lock);
 	return err;
@@ -233,7 +241,7 @@ GDR_API int gdr_get_callback_flag(gdr_t g, gdr_mh_t handle, int *flag)
 	if (!r)
 		return EINVAL;
 	*flag = 0;
-	err = g->ops.get_callback_flag(g, r, flag);
+	err = r->ops->get_callback_flag(g, r, flag);
 	pthread_mutex_unlock(&g->lock);
 	return err;
 }
@@ -253,7 +261,7 @@ static int query_info(gdr_t g, gdr_mh_t handle, int v1, gdr_info_v2_t *info,
 	r = lock_region(g, handle, caller);
 	if (!r)
 		return EINVAL;
-	err = v1 ? g->ops.get_info_v1(g, r, &pi) : g->ops.get_info(g, r, &pi);
+	err = v1 ? r->ops->get_info_v1(g, r, &pi) : r->ops->get_info(g, r, &pi);
 	pthread_mutex_unlock(&g->lock);
 	if (err)
 		return err;
@@ -358,9 +366,15 @@ static int map_region(gdr_t g, struct gdr_region *r, gdr_mh_t handle,
 	if (len > r->pin_size)
 		len = r->pin_size;
 
-	err = g->ops.map(g, r, len, want, &p, &got);
+	err = r->ops->map(g, r, len, want, &p, &got);
 	if (err)
 		return err;
+	/* The copy functions see REGION_COPY_ONLY and need no routine. */
+	if (atomic_load_explicit(&r->state, memory_order_relaxed) &
+	    REGION_COPY_ONLY) {
+		copy = NULL;
+		goto mapped;
+	}
 	/* EOPNOTSUPP, as GDRCopy's gdrdrv: callers test it to fall back. */
 	if (want != GDR_MAPPING_TYPE_NONE && got != want) {
 		gdr_err("the %s backend mapped as %s, not %s as asked: map with GDR_MAP_FLAG_DEFAULT",
@@ -375,6 +389,7 @@ static int map_region(gdr_t g, struct gdr_region *r, gdr_mh_t handle,
 		err = EAGAIN;
 		goto unmap;
 	}
+mapped:
 	r->map_type = got;
 	atomic_store_explicit(&r->map_va, (uintptr_t)p, memory_order_relaxed);
 	atomic_store_explicit(&r->map_len, len, memory_order_relaxed);
@@ -385,7 +400,7 @@ static int map_region(gdr_t g, struct gdr_region *r, gdr_mh_t handle,
 	return 0;
 
 unmap:
-	g->ops.unmap(g, r, p, len);
+	r->ops->unmap(g, r, p, len);
 	return err;
 }
 
@@ -438,23 +453,22 @@ GDR_API int gdr_unmap(gdr_t g, gdr_mh_t handle, void *va, size_t size)
  * atomic loads (internal.h), then the routine chosen at map time runs.
  * Explaining a refusal is kept out of line.
  */
-static inline const struct gdr_copy_impl *copy_lookup(gdr_mh_t handle,
-						      const void *map_ptr,
-						      size_t size)
+static inline struct gdr_region *copy_lookup(gdr_mh_t handle,
+					     const void *map_ptr, size_t size,
+					     uint64_t *state, uintptr_t *base)
 {
-	uintptr_t base, p = (uintptr_t)map_ptr;
+	uintptr_t p = (uintptr_t)map_ptr;
 	struct gdr_region *r;
 	size_t len;
-	uint64_t s;
 
-	r = gdr_region_peek(handle, &s);
-	if (!r || !(s & REGION_MAPPED))
+	r = gdr_region_peek(handle, state);
+	if (!r || !(*state & REGION_MAPPED))
 		return NULL;
-	base = atomic_load_explicit(&r->map_va, memory_order_relaxed);
+	*base = atomic_load_explicit(&r->map_va, memory_order_relaxed);
 	len = atomic_load_explicit(&r->map_len, memory_order_relaxed);
-	if (p < base || p - base > len || size > len - (p - base))
+	if (p < *base || p - *base > len || size > len - (p - *base))
 		return NULL;
-	return atomic_load_explicit(&r->copy, memory_order_relaxed);
+	return r;
 }
 
 __attribute__((cold, noinline))
@@ -487,28 +501,40 @@ static int copy_refused(gdr_mh_t handle, const void *map_ptr, size_t size,
 GDR_API int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr,
 				const void *h_ptr, size_t size)
 {
-	const struct gdr_copy_impl *c;
+	struct gdr_region *r;
+	uintptr_t base;
+	uint64_t s;
 
 	if (!size)
 		return 0;
-	c = copy_lookup(handle, map_d_ptr, size);
-	if (__builtin_expect(!c || !h_ptr, 0))
+	r = copy_lookup(handle, map_d_ptr, size, &s, &base);
+	if (__builtin_expect(!r || !h_ptr, 0))
 		return copy_refused(handle, map_d_ptr, size, h_ptr, __func__);
-	c->to_mapping(map_d_ptr, h_ptr, size);
+	if (__builtin_expect(s & REGION_COPY_ONLY, 0))
+		return gdr_copy_only_to_mapping(r, base, map_d_ptr, h_ptr,
+						size);
+	atomic_load_explicit(&r->copy, memory_order_relaxed)->to_mapping(
+		map_d_ptr, h_ptr, size);
 	return 0;
 }
 
 GDR_API int gdr_copy_from_mapping(gdr_mh_t handle, void *h_ptr,
 				  const void *map_d_ptr, size_t size)
 {
-	const struct gdr_copy_impl *c;
+	struct gdr_region *r;
+	uintptr_t base;
+	uint64_t s;
 
 	if (!size)
 		return 0;
-	c = copy_lookup(handle, map_d_ptr, size);
-	if (__builtin_expect(!c || !h_ptr, 0))
+	r = copy_lookup(handle, map_d_ptr, size, &s, &base);
+	if (__builtin_expect(!r || !h_ptr, 0))
 		return copy_refused(handle, map_d_ptr, size, h_ptr, __func__);
-	c->from_mapping(h_ptr, map_d_ptr, size);
+	if (__builtin_expect(s & REGION_COPY_ONLY, 0))
+		return gdr_copy_only_from_mapping(r, base, h_ptr, map_d_ptr,
+						  size);
+	atomic_load_explicit(&r->copy, memory_order_relaxed)->from_mapping(
+		h_ptr, map_d_ptr, size);
 	return 0;
 }
 

@@ -153,6 +153,7 @@ CUresult gdr_cuda_enter(int dev, struct gdr_cuda_scope *s)
 	s->dev = dev;
 	s->addr = 0;
 	s->prev = NULL;
+	s->ctx = NULL;
 	s->switched = 0;
 	if (!gdr_cuda_get(NULL, 0))
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -183,6 +184,65 @@ CUresult gdr_cuda_enter(int dev, struct gdr_cuda_scope *s)
 	s->switched = 1;
 	s->call = &cuda.mem;
 	return CUDA_SUCCESS;
+}
+
+CUresult gdr_cuda_enter_ctx(CUcontext ctx, int dev, struct gdr_cuda_scope *s)
+{
+	CUcontext cur = NULL;
+	CUresult res;
+
+	s->call = NULL;
+	s->dev = dev;
+	s->addr = 0;
+	s->prev = NULL;
+	s->ctx = NULL;
+	s->switched = 0;
+	if (!gdr_cuda_get(NULL, 0))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (dev < 0 || dev >= cuda.dev.device_count)
+		return CUDA_ERROR_INVALID_DEVICE;
+	res = ctx ? CUDA_SUCCESS : primary_context(dev, &ctx);
+	if (res == CUDA_SUCCESS)
+		res = cuda.ctx.CtxGetCurrent(&cur);
+	if (res == CUDA_SUCCESS && cur != ctx) {
+		res = cuda.ctx.CtxSetCurrent(ctx);
+		s->prev = cur;
+		s->switched = res == CUDA_SUCCESS;
+	}
+	if (res == CUDA_SUCCESS) {
+		s->ctx = ctx;
+		s->call = &cuda.mem;
+	}
+	return res;
+}
+
+void gdr_cuda_pointer(uint64_t addr, struct gdr_cuda_ptr *p)
+{
+	CUpointer_attribute attrs[] = {
+		CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+		CU_POINTER_ATTRIBUTE_IS_MANAGED,
+		CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+		CU_POINTER_ATTRIBUTE_CONTEXT,
+	};
+	unsigned int type = 0, managed = 0;
+	CUcontext ctx = NULL;
+	int dev = -1;
+	void *data[] = { &type, &managed, &dev, &ctx };
+
+	memset(p, 0, sizeof(*p));
+	p->dev = -1;
+	/* Unlike cuPointerGetAttribute, it answers for any address: what it
+	 * does not know gets the attribute's empty value. */
+	if (!gdr_cuda_get(NULL, 0) ||
+	    cuda.ctx.PointerGetAttributes(4, attrs, data, addr) != CUDA_SUCCESS)
+		return;
+	p->type = type;
+	p->managed = managed != 0;
+	if (type == CU_MEMORYTYPE_DEVICE && dev >= 0 &&
+	    dev < cuda.dev.device_count) {
+		p->dev = dev;
+		p->ctx = ctx;
+	}
 }
 
 CUresult gdr_cuda_enter_owner(uint64_t addr, struct gdr_cuda_scope *s)
@@ -279,13 +339,10 @@ static int process_uses_cuda(void)
 	return 1;
 }
 
-int gdr_cuda_explain_range(uint64_t addr, uint64_t size, char *buf,
-			   size_t len)
+int gdr_cuda_explain_pin(uint64_t addr, char *buf, size_t len)
 {
 	struct gdr_cuda_scope s;
 	unsigned int type = 0, managed = 0;
-	CUdeviceptr base = 0;
-	size_t range = 0;
 	int said = 1;
 
 	if (!process_uses_cuda() || !gdr_cuda_get(NULL, 0))
@@ -310,17 +367,10 @@ int gdr_cuda_explain_range(uint64_t addr, uint64_t size, char *buf,
 		snprintf(buf, len,
 			 "0x%llx is host memory, not GPU memory: the CPU can use it directly, no pin is needed",
 			 (unsigned long long)addr);
-	else if (s.call->PointerGetAttribute(&base,
-					     CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-					     addr) == CUDA_SUCCESS &&
-		 s.call->PointerGetAttribute(&range,
-					     CU_POINTER_ATTRIBUTE_RANGE_SIZE,
-					     addr) == CUDA_SUCCESS &&
-		 addr + size > base + range)
-		snprintf(buf, len,
-			 "[0x%llx, +%llu) runs past the end of its allocation [0x%llx, +%zu): pin inside one allocation",
-			 (unsigned long long)addr, (unsigned long long)size,
-			 (unsigned long long)base, range);
+	/* Nothing is said of a range that runs past the end of its
+	 * allocation: that is legal (gdrdrv pins the GPU pages around small
+	 * allocations, and UCX pins such 64 KiB windows), so it is never
+	 * the cause. */
 	else
 		said = 0;
 	gdr_cuda_leave(&s);

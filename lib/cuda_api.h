@@ -52,7 +52,14 @@
 	X(MemMap, cuMemMap)						\
 	X(MemUnmap, cuMemUnmap)						\
 	X(MemSetAccess, cuMemSetAccess)					\
-	X(MemGetAllocationGranularity, cuMemGetAllocationGranularity)
+	X(MemGetAllocationGranularity, cuMemGetAllocationGranularity)	\
+	X(StreamCreate, cuStreamCreate)					\
+	X(StreamDestroy, cuStreamDestroy_v2)				\
+	X(StreamSynchronize, cuStreamSynchronize)			\
+	X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2)			\
+	X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2)			\
+	X(MemHostAlloc, cuMemHostAlloc)					\
+	X(MemFreeHost, cuMemFreeHost)
 
 #define GDR_CUDA_FIELD(field, sym) __typeof__(&sym) field;
 
@@ -85,6 +92,7 @@ struct gdr_cuda_scope {
 	int dev;		/* the device; -1: the owner is unknown */
 	uint64_t addr;		/* what enter_owner looked up */
 	CUcontext prev;		/* the caller's context, restored on leave */
+	CUcontext ctx;		/* gdr_cuda_enter_ctx: the context entered */
 	int switched;
 };
 
@@ -101,6 +109,24 @@ CUresult gdr_cuda_enter_owner(uint64_t addr, struct gdr_cuda_scope *s);
 
 /* Restore the context that was current before the scope was entered. */
 void gdr_cuda_leave(struct gdr_cuda_scope *s);
+
+/*
+ * Enter ctx, a context of device dev that the caller knows to be alive
+ * (the one that allocated some memory), or dev's primary context if ctx
+ * is NULL.  Unlike gdr_cuda_enter, the context entered is exactly that
+ * one, whatever the thread's current context is: what is created in the
+ * scope (a stream) belongs to it.
+ */
+CUresult gdr_cuda_enter_ctx(CUcontext ctx, int dev, struct gdr_cuda_scope *s);
+
+/* What CUDA says of the byte at addr, in one query under any context. */
+struct gdr_cuda_ptr {
+	unsigned int type;	/* CU_MEMORYTYPE_*; 0 if CUDA does not know addr */
+	int managed;		/* cuMemAllocManaged memory */
+	int dev;		/* the owning device's ordinal, or -1 */
+	CUcontext ctx;		/* the allocating context; NULL for VMM memory */
+};
+void gdr_cuda_pointer(uint64_t addr, struct gdr_cuda_ptr *p);
 
 /* The device (ordinal) of the calling thread's current context; an error
  * if it has none. */

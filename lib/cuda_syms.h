@@ -17,7 +17,8 @@
 	X(CtxGetCurrent, cuCtxGetCurrent)				\
 	X(CtxSetCurrent, cuCtxSetCurrent)				\
 	X(CtxGetDevice, cuCtxGetDevice)					\
-	X(PointerGetAttribute, cuPointerGetAttribute)
+	X(PointerGetAttribute, cuPointerGetAttribute)			\
+	X(PointerGetAttributes, cuPointerGetAttributes)
 
 struct gdr_cuda_context {
 	GDR_CUDA_CONTEXT_FUNCS(GDR_CUDA_FIELD)

@@ -32,6 +32,9 @@ struct gdr {
 #define REGION_MAPPED	(1ULL << 1)
 /* Live in the parent when this process forked: never usable here. */
 #define REGION_INHERITED (1ULL << 2)
+/* Pinned copy-only (copy_only.h): the copy functions move its bytes by
+ * DMA; set before REGION_MAPPED, with r->ops. */
+#define REGION_COPY_ONLY (1ULL << 3)
 #define REGION_GEN(s)	((uint32_t)((s) >> 32))
 
 /*
@@ -62,6 +65,8 @@ struct gdr_region {
 
 	uint64_t bhandle;		/* the backend's handle */
 	void *bpriv;			/* the backend's per-pin state */
+	/* What serves this pin: &owner->ops, or the copy-only table. */
+	const struct gdr_backend *ops;
 };
 
 /*
@@ -145,11 +150,10 @@ struct gdr_info_v1 {
 };
 
 /*
- * CUDA, if the process has already loaded it (cuda.c): describe why
- * [addr, addr + size) could not be pinned, into buf.  Returns 0 if it
- * found nothing to say.
+ * CUDA, if the process has already loaded it (cuda.c): describe why a
+ * pin at addr failed, into buf (what kind of memory addr is, if not GPU
+ * memory).  Returns 0 if it found nothing to say.
  */
-int gdr_cuda_explain_range(uint64_t addr, uint64_t size, char *buf,
-			   size_t len);
+int gdr_cuda_explain_pin(uint64_t addr, char *buf, size_t len);
 
 #endif /* GDRMAP_INTERNAL_H */

@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -143,6 +144,9 @@ static void fake_put_mem(int i)
 
 static CUdeviceptr fake_new_va(size_t size, int mem, int legacy)
 {
+	size_t span = (size + FAKE_GRAN - 1) / FAKE_GRAN * FAKE_GRAN +
+		      FAKE_GRAN;
+	void *p;
 	int i;
 
 	for (i = 0; i < FAKE_MAX; i++) {
@@ -153,8 +157,15 @@ static CUdeviceptr fake_new_va(size_t size, int mem, int legacy)
 		fake_vas[i].size = size;
 		fake_vas[i].mem = mem;
 		fake_vas[i].legacy = legacy;
-		fake_next_va += (size + FAKE_GRAN - 1) / FAKE_GRAN * FAKE_GRAN +
-				FAKE_GRAN;
+		/* As CUDA does, the address space is reserved in the process
+		 * with no access (the gap after it too): the CPU faults on
+		 * it.  Never given back: addresses are not reused. */
+		p = mmap((void *)(uintptr_t)fake_next_va, span, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			 MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED && p != (void *)(uintptr_t)fake_next_va)
+			munmap(p, span);
+		fake_next_va += span;
 		return fake_vas[i].base;
 	}
 	return 0;
@@ -340,6 +351,42 @@ static CUresult fake_PointerGetAttribute(void *data, CUpointer_attribute a,
 	}
 	pthread_mutex_unlock(&fake_lock);
 	return res;
+}
+
+/* Any address: what is not known gets the attribute's empty value. */
+static CUresult fake_PointerGetAttributes(unsigned int n,
+					  CUpointer_attribute *attrs,
+					  void **data, CUdeviceptr p)
+{
+	struct fake_va *va;
+	struct fake_mem *m = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&fake_lock);
+	va = fake_va_of(p);
+	if (va)
+		m = &fake_mems[va->mem];
+	for (i = 0; i < n; i++) {
+		switch (attrs[i]) {
+		case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+			*(int *)data[i] = m ? m->dev : -2;
+			break;
+		case CU_POINTER_ATTRIBUTE_CONTEXT:
+			*(CUcontext *)data[i] = m && va->legacy ? m->ctx : NULL;
+			break;
+		case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+			*(unsigned int *)data[i] = m ? CU_MEMORYTYPE_DEVICE : 0;
+			break;
+		case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+			*(unsigned int *)data[i] = 0;
+			break;
+		default:
+			pthread_mutex_unlock(&fake_lock);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return CUDA_SUCCESS;
 }
 
 /* The range of p for a call that needs the owner's context. */
@@ -622,6 +669,132 @@ static CUresult fake_MemGetAllocationGranularity(size_t *g,
 	fake_owner_ctx(prop->location.id);
 	pthread_mutex_unlock(&fake_lock);
 	*g = FAKE_GRAN;
+	return CUDA_SUCCESS;
+}
+
+/* --- streams and copies (copy-only pins) --- */
+
+struct CUstream_st {
+	int used;
+	CUcontext ctx;
+	unsigned int flags;
+};
+
+#define FAKE_STREAMS 16
+static struct CUstream_st fake_streams[FAKE_STREAMS];
+static atomic_int fake_dma_copies;	/* done on a non-blocking stream */
+static atomic_int fake_blocking_copies;	/* done on any other stream */
+static CUresult fake_dma_fail;		/* the next copy's result, if set */
+
+static CUresult fake_StreamCreate(CUstream *st, unsigned int flags)
+{
+	CUresult res = CUDA_ERROR_OUT_OF_MEMORY;
+	int i;
+
+	if (!fake_ctx())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&fake_lock);
+	for (i = 0; i < FAKE_STREAMS; i++) {
+		if (fake_streams[i].used)
+			continue;
+		fake_streams[i] = (struct CUstream_st){ 1, fake_ctx(), flags };
+		*st = &fake_streams[i];
+		res = CUDA_SUCCESS;
+		break;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
+
+/* A stream is used in its own context only, which must be alive. */
+static CUresult fake_stream_check(CUstream st)
+{
+	if (!st || !st->used)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!st->ctx->alive)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	if (fake_ctx() != st->ctx) {
+		atomic_fetch_add(&fake_wrong_ctx, 1);
+		return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_StreamDestroy(CUstream st)
+{
+	CUresult res = fake_stream_check(st);
+
+	if (res == CUDA_SUCCESS)
+		st->used = 0;
+	return res;
+}
+
+static CUresult fake_StreamSynchronize(CUstream st)
+{
+	return fake_stream_check(st);
+}
+
+/*
+ * The harsher side of the driver: legacy memory is copied only in the
+ * context that allocated it, and a copy stays inside one allocation.
+ */
+static CUresult fake_copy(CUdeviceptr p, void *host, size_t n, CUstream st,
+			  int to_gpu)
+{
+	struct fake_va *va;
+	struct fake_mem *m;
+	CUresult res = fake_stream_check(st);
+	ssize_t done;
+
+	if (res != CUDA_SUCCESS)
+		return res;
+	if (fake_dma_fail) {
+		res = fake_dma_fail;
+		fake_dma_fail = CUDA_SUCCESS;
+		return res;
+	}
+	pthread_mutex_lock(&fake_lock);
+	va = fake_va_of(p);
+	m = va ? &fake_mems[va->mem] : NULL;
+	if (!m || n > va->size - (p - va->base) ||
+	    (va->legacy ? m->ctx != st->ctx : m->dev != st->ctx->dev)) {
+		if (m && m->dev != st->ctx->dev)
+			atomic_fetch_add(&fake_wrong_ctx, 1);
+		pthread_mutex_unlock(&fake_lock);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	done = to_gpu ? pwrite(m->memfd, host, n, (off_t)(p - va->base)) :
+			pread(m->memfd, host, n, (off_t)(p - va->base));
+	pthread_mutex_unlock(&fake_lock);
+	atomic_fetch_add(st->flags & CU_STREAM_NON_BLOCKING ?
+			 &fake_dma_copies : &fake_blocking_copies, 1);
+	return done == (ssize_t)n ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+}
+
+static CUresult fake_MemcpyHtoDAsync(CUdeviceptr dst, const void *src,
+				     size_t n, CUstream st)
+{
+	return fake_copy(dst, (void *)src, n, st, 1);
+}
+
+static CUresult fake_MemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n,
+				     CUstream st)
+{
+	return fake_copy(src, dst, n, st, 0);
+}
+
+static CUresult fake_MemHostAlloc(void **p, size_t size, unsigned int flags)
+{
+	(void)flags;
+	if (!fake_ctx())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*p = malloc(size);
+	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult fake_MemFreeHost(void *p)
+{
+	free(p);
 	return CUDA_SUCCESS;
 }
 
