@@ -95,6 +95,11 @@ struct backend_probe {
 	bool tested;		/* the self-test ran ... */
 	bool test_ok;		/* ... and moved the right bytes */
 	char test[320];		/* what it did or why it failed */
+	/* cuMemAlloc memory on the first GPU: how this backend pins it. */
+	enum { LEGACY_UNTRIED, LEGACY_MAPPED, LEGACY_COPY_ONLY,
+	       LEGACY_REFUSED } legacy;
+	double legacy_us;	/* copy-only: an 8-byte write, median */
+	char legacy_why[320];	/* refused: the library's reason */
 };
 
 #define NR_BACKENDS 3
@@ -132,6 +137,8 @@ void mf_checks(struct checks *cs, const struct mf *m, bool must_work);
 struct pinnable {
 	int vmm_fd_module_free, vmm_fd_here;
 	int cumemalloc_module_free, cumemalloc_here;
+	/* cuMemAlloc memory under the backend gdr_open picks: its probe. */
+	const struct backend_probe *chosen;
 };
 
 struct gpu;

@@ -13,6 +13,7 @@
 #include "cudaload.h"
 #include "doctor.h"
 #include "session.h"
+#include "stats.h"
 
 static const char *const names[NR_BACKENDS] = { "gdrdrv", "dmabuf",
 						"vulkan" };
@@ -187,6 +188,63 @@ out:
 }
 
 /*
+ * How the backend pins cuMemAlloc memory (what UCX and MPI hand it):
+ * mapped, copy-only (then 64 KiB moved both ways, checked, and an 8-byte
+ * write timed), or refused with the library's reason.
+ */
+static void legacy_test(struct backend_probe *b, gdr_t g, const struct tcu *cu)
+{
+	unsigned char ref[4096], got[4096];
+	double t[101];
+	struct stats st;
+	CUdeviceptr p = 0;
+	gdr_info_t info;
+	gdr_mh_t mh;
+	void *map = NULL;
+	size_t i;
+	int k;
+
+	if (cu->MemAlloc(&p, TEST_ALLOC) != CUDA_SUCCESS)
+		return;
+	if (gdr_pin_buffer(g, p, sizeof(ref), 0, 0, &mh)) {
+		b->legacy = LEGACY_REFUSED;
+		snprintf(b->legacy_why, sizeof(b->legacy_why), "%s",
+			 gdrmap_last_error ? gdrmap_last_error() : "refused");
+		goto free;
+	}
+	if (gdr_map(g, mh, &map, sizeof(ref)) || gdr_get_info(g, mh, &info))
+		goto unpin;
+	b->legacy = info.mapping_type == GDR_MAPPING_TYPE_NONE ?
+		    LEGACY_COPY_ONLY : LEGACY_MAPPED;
+	if (b->legacy == LEGACY_COPY_ONLY) {
+		for (i = 0; i < sizeof(ref); i++)
+			ref[i] = (unsigned char)(i * 29 + 3);
+		gdr_copy_to_mapping(mh, map, ref, sizeof(ref));
+		if (cu->MemcpyDtoH(got, p, sizeof(got)) != CUDA_SUCCESS ||
+		    memcmp(ref, got, sizeof(got)) ||
+		    gdr_copy_from_mapping(mh, got, map, sizeof(got)) ||
+		    memcmp(ref, got, sizeof(got))) {
+			b->legacy = LEGACY_REFUSED;
+			snprintf(b->legacy_why, sizeof(b->legacy_why),
+				 "pinned copy-only, but its copies moved the wrong bytes");
+		}
+		for (k = 0; k < 101; k++) {
+			double t0 = now_ns();
+
+			gdr_copy_to_mapping(mh, map, ref, 8);
+			t[k] = now_ns() - t0;
+		}
+		stats_compute(&st, t, 101);
+		b->legacy_us = st.p50 / 1000;
+	}
+	gdr_unmap(g, mh, map, sizeof(ref));
+unpin:
+	gdr_unpin_buffer(g, mh);
+free:
+	cu->MemFree(p);
+}
+
+/*
  * The self-test on each GPU in turn, each in its own context; the first
  * failure is the result, else what the first GPU's test did.
  */
@@ -220,6 +278,8 @@ static void self_test_gpus(struct backend_probe *b, gdr_t g,
 	if (ndevs)
 		snprintf(b->test, sizeof(b->test), "GPU%s %s: %.180s",
 			 ndevs > 1 ? "s" : "", list, first);
+	if (ndevs && !tcu_use_device(cu, devs[0], NULL, why, sizeof(why)))
+		legacy_test(b, g, cu);
 }
 
 void probe_backends(struct backend_probe *bp, const struct tcu *cu,

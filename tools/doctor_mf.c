@@ -6,6 +6,7 @@
  * made into one check per finding; and which allocators' memory this
  * machine can pin, with a module and without.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "doctor.h"
@@ -78,6 +79,11 @@ void pinnable(struct pinnable *p, const struct backend_probe *bp,
 	p->vmm_fd_here = tri(ng > 0, p->vmm_fd_module_free || gdrdrv);
 	p->cumemalloc_module_free = tri(ng > 0, dmabuf);
 	p->cumemalloc_here = tri(ng > 0, dmabuf || gdrdrv);
+	/* gdr_open's choice: the first that opens. */
+	p->chosen = NULL;
+	for (i = 0; i < NR_BACKENDS && !p->chosen; i++)
+		if (bp[i].usable)
+			p->chosen = &bp[i];
 }
 
 const char pinnable_frameworks[] =
@@ -100,7 +106,20 @@ static void vmm_check(struct checks *cs, const struct pinnable *p)
 
 static void cumemalloc_check(struct checks *cs, const struct pinnable *p)
 {
-	if (p->cumemalloc_here)
+	const struct backend_probe *b = p->chosen;
+
+	if (b && b->legacy == LEGACY_COPY_ONLY)
+		check_add(cs, "pin cuMemAlloc", V_OK, NULL,
+			  "legacy cuMemAlloc memory: pinned copy-only by the %s backend (tried: 64 KiB moved both ways, checked): gdr_copy_to/from_mapping move its bytes by DMA, %.1f us for 8 bytes, and a load or store through the pointer faults; UCX, libfabric and MPI run on it; for a CPU mapping load gdrdrv or allocate as the frameworks check says",
+			  b->name, b->legacy_us);
+	else if (b && b->legacy == LEGACY_REFUSED)
+		check_add(cs, "pin cuMemAlloc", V_WARN,
+			  getenv("GDRMAP_COPY_ONLY") ?
+			  "unset GDRMAP_COPY_ONLY, load gdrdrv, or allocate as the frameworks check says" :
+			  "load gdrdrv (sudo modprobe gdrdrv), or allocate as the frameworks check says",
+			  "legacy cuMemAlloc memory: the %s backend refuses it: %s",
+			  b->name, b->legacy_why);
+	else if (p->cumemalloc_here)
 		check_add(cs, "pin cuMemAlloc", V_OK, NULL,
 			  "legacy cuMemAlloc memory: pinnable through %s",
 			  p->cumemalloc_module_free ?
@@ -115,7 +134,7 @@ void pinnable_checks(struct checks *cs, const struct pinnable *p)
 {
 	if (p->vmm_fd_here < 0) {
 		check_add(cs, "pinnable", V_OK, NULL,
-			  "no GPU: on one, cuMemCreate memory with the POSIX file descriptor handle type is pinnable without a module; cuMemAlloc memory only with gdrdrv or a driver that mmaps dma-bufs");
+			  "no GPU: on one, cuMemCreate memory with the POSIX file descriptor handle type is mapped without a module; cuMemAlloc memory is mapped with gdrdrv or a driver that mmaps dma-bufs, and pinned copy-only (gdr_copy_* by DMA) by the vulkan backend");
 	} else {
 		vmm_check(cs, p);
 		cumemalloc_check(cs, p);
@@ -204,6 +223,12 @@ void mf_json(struct json *j, const struct mf *m, const struct pinnable *p)
 	json_obj_begin(j, "cumemalloc");
 	json_tri(j, "without_module", p->cumemalloc_module_free);
 	json_tri(j, "here", p->cumemalloc_here);
+	json_tri(j, "copy_only", !p->chosen || !p->chosen->legacy ? -1 :
+		 p->chosen->legacy == LEGACY_COPY_ONLY);
+	if (p->chosen && p->chosen->legacy == LEGACY_COPY_ONLY)
+		json_num(j, "copy_only_write_8b_us", p->chosen->legacy_us);
+	else
+		json_null(j, "copy_only_write_8b_us");
 	json_obj_end(j);
 	json_str(j, "frameworks", pinnable_frameworks);
 	json_obj_end(j);

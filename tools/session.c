@@ -144,11 +144,9 @@ int gpubuf_open(struct session *s, struct gpubuf *b, size_t size, size_t off)
 	err = gdr_pin_buffer(s->g, addr, size - off, 0, 0, &b->mh);
 	if (err)
 		return fail(o, EXIT_CANNOT,
-			    "gdr_pin_buffer(%zu bytes, %s memory, %s backend): %s%s",
+			    "gdr_pin_buffer(%zu bytes, %s memory, %s backend): %s: %s",
 			    size - off, alloc_names[s->alloc], s->backend,
-			    strerror(err),
-			    s->alloc == ALLOC_CUMEMALLOC && strcmp(s->backend, "gdrdrv") ?
-			    "; the module-free backends pin -a vmm memory only" : "");
+			    strerror(err), gdrmap_last_error());
 	b->pinned = true;
 	err = gdr_get_info(s->g, b->mh, &b->info);
 	if (err)
@@ -167,7 +165,12 @@ int gpubuf_open(struct session *s, struct gpubuf *b, size_t size, size_t off)
 		return fail(o, EXIT_CANNOT, "gdr_get_info: %s", strerror(err));
 	b->cpu = (char *)((uintptr_t)b->map + (uintptr_t)b->base -
 			  (uintptr_t)b->info.va);
-	if (gdr_get_mapping_type_string(b->info.mapping_type, &b->map_type))
+	/* Mapped, yet no mapping type: a copy-only pin, which the
+	 * copies serve by DMA (gdrapi(3)). */
+	if (b->info.mapping_type == GDR_MAPPING_TYPE_NONE)
+		b->map_type = "copy-only";
+	else if (gdr_get_mapping_type_string(b->info.mapping_type,
+					     &b->map_type))
 		b->map_type = "unknown";
 	return 0;
 }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * What the module-free backends refuse, and what happens when memory is
+ * What the vulkan backend cannot map, and what happens when memory is
  * freed under a pin.
- *  - legacy cuMemAlloc memory and host memory: EINVAL (the log says to
- *    load gdrdrv or allocate with gdrmap_mem_alloc / cuMemCreate);
- *  - a range across the end of an allocation: EINVAL;
+ *  - host memory: EINVAL;
+ *  - legacy cuMemAlloc memory, and a range across the end of an
+ *    allocation: pinned copy-only (no CPU mapping: test_gpu_copy_only
+ *    copies through them);
  *  - CUDA memory freed while pinned: the pin keeps it alive, the mapping
  *    keeps working until unpin, and unpin succeeds (as gdrdrv's persistent
  *    mode does);
@@ -36,14 +37,22 @@ static void one_case(const struct gpu_case *c)
 	}
 
 	CU_ON(c->dev, cu.MemAlloc(&legacy, 1 << 20));
-	LIB(gdr_pin_buffer(g, legacy, 4096, 0, 0, &a), EINVAL);
+	LIB(gdr_pin_buffer(g, legacy, 4096, 0, 0, &a), 0);
+	LIB(gdr_get_info(g, a, &info), 0);
+	CHECK(info.mapping_type == GDR_MAPPING_TYPE_NONE,
+	      "cuMemAlloc memory is pinned copy-only");
+	LIB(gdr_unpin_buffer(g, a), 0);
 	CU_ON(c->dev, cu.MemFree(legacy));
 	LIB(gdr_pin_buffer(g, (unsigned long)host, 4096, 0, 0, &a), EINVAL);
 
 	LIB(gdrmap_mem_alloc(c->dev, 2 << 20, &base), 0);
 	if (!base)
 		return;
-	LIB(gdr_pin_buffer(g, base + (2 << 20) - 16, 4096, 0, 0, &a), EINVAL);
+	LIB(gdr_pin_buffer(g, base + (2 << 20) - 16, 4096, 0, 0, &a), 0);
+	LIB(gdr_get_info(g, a, &info), 0);
+	CHECK(info.mapping_type == GDR_MAPPING_TYPE_NONE,
+	      "a range past the allocation is pinned copy-only");
+	LIB(gdr_unpin_buffer(g, a), 0);
 
 	/* Shared import: a and b in one allocation, cc too. */
 	LIB(gdr_pin_buffer(g, base + 100, 8, 0, 0, &a), 0);

@@ -31,7 +31,8 @@ expect "doctor --json has the documented keys" jq_has "$f" \
 	.module_free.findings \
 	.pinnable.cumemcreate_posix_fd.without_module \
 	.pinnable.cumemcreate_posix_fd.here .pinnable.cumemalloc.without_module \
-	.pinnable.cumemalloc.here .pinnable.frameworks
+	.pinnable.cumemalloc.here .pinnable.cumemalloc.copy_only \
+	.pinnable.cumemalloc.copy_only_write_8b_us .pinnable.frameworks
 expect "command is doctor" jq_is "$f" .command doctor
 expect "tool is gdrmap" jq_is "$f" .tool gdrmap
 expect "three backends" jq_is "$f" .backends# 3
