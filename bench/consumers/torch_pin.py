@@ -12,11 +12,13 @@ whose current device is another GPU; the thread's current CUDA context
 must be the same after every library call.
 
   torch_pin.py LIB                      the cases above
-  torch_pin.py LIB --default-allocator  a tensor of PyTorch's default
-                                        caching allocator (cuMemAlloc
-                                        memory): the vulkan backend must
-                                        refuse it, gdrmap_last_error()
-                                        naming the fix
+  torch_pin.py LIB --default-allocator  the same with tensors of
+                                        PyTorch's default caching
+                                        allocator (cuMemAlloc memory),
+                                        which the vulkan backend pins
+                                        copy-only: gdr_get_info says it
+                                        has no CPU mapping, and every
+                                        byte still moves right
 
 Prints "N passed, N failed[, N skipped]"; exit 0, 1, or 77 (no torch,
 no GPU, or no usable gdrmap backend).
@@ -193,6 +195,12 @@ def pin_and_copy(dev, where):
           got[off + length:] == b"\x5a" * (nbytes - off - length),
           "%sGPU %d: bytes outside the write lost their poison" % (where, dev))
 
+    if DEFAULT:
+        copy_only = backend == "vulkan"
+        check((info.mapping_type == 0) == copy_only,
+              "%sGPU %d: mapping type %d, %s" % (
+                  where, dev, info.mapping_type,
+                  "want 0 (copy-only)" if copy_only else "want a CPU mapping"))
     lib(gdr.gdr_unmap, g, mh, va, nbytes, where=where)
     lib(gdr.gdr_unpin_buffer, g, mh, where=where)
 
@@ -212,27 +220,8 @@ def in_thread(fn):
     check(not err, "thread raised %r" % (err[0] if err else None))
 
 
-def refuse_default(dev):
-    t = torch.ones(1 << 18, dtype=torch.int32, device="cuda:%d" % dev)
-    mh = MH()
-    want = 22 if backend == "vulkan" else 0    # EINVAL
-    lib(gdr.gdr_pin_buffer, g, t.data_ptr(), t.numel() * 4, 0, 0,
-        ctypes.byref(mh), want=want, where="default allocator: ")
-    if want:
-        msg = last_error()
-        print("gdrmap_last_error():", msg, flush=True)
-        check("expandable_segments" in msg and "cuMemCreate" in msg,
-              "the refusal names the fix: %s" % msg)
-    else:
-        print("the %s backend pins cuMemAlloc memory: nothing to refuse" % backend)
-        lib(gdr.gdr_unpin_buffer, g, mh)
-
-
 ndev = torch.cuda.device_count()
 for dev in range(ndev):
-    if DEFAULT:
-        refuse_default(dev)
-        continue
     torch.cuda.set_device(dev)
     pin_and_copy(dev, "main thread on GPU %d: " % dev)
     print("ok GPU %d from the main thread" % dev, flush=True)

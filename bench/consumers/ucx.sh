@@ -1,0 +1,259 @@
+#!/bin/bash
+# UCX and CUDA-aware MPI over gdrmap, on a GPU machine (the "ucx" and
+# "mpi" parts of bench/consumers/run.sh; bench/consumers/README.md).
+#
+# usage: bench/consumers/ucx.sh OUTDIR [ucx|mpi]...     (as root, from a checkout)
+#
+#   ucx  builds UCX from UCX_SRC against gdrmap installed in $BUILD/prefix,
+#        checks that UCX's gdr_copy transport loads gdrmap's libgdrapi,
+#        then runs ucx_perftest (two processes, one GPU) with and without
+#        gdr_copy in UCX_TLS: tag_lat, tag_bw, ucp_put_lat, ucp_get,
+#        ucp_put_bw, 8 B to 64 KiB, cuda<->host and cuda<->cuda, on the
+#        cudaMalloc memory ucx_perftest allocates (which the module-free
+#        backend pins copy-only) and on cuMemCreate memory (the same
+#        program with vmm_cudamalloc.so preloaded: memory it maps), UCX_RUNS
+#        runs of each, alternating; every pairing once more with -V (UCX
+#        checks the data).  perftest.csv has every run, perftest.md the
+#        medians, spreads and ratios (summarize_ucx.py).
+#   mpi  Open MPI (MPI_DEBS: a directory of Debian's openmpi-bin,
+#        libopenmpi3 and their libraries, unpacked into $BUILD/ompi) with
+#        pml ucx over that UCX, 2 ranks on GPU 0: mpi_pingpong D,D D,H H,D
+#        on cuMemAlloc and cuMemCreate memory, with and without gdr_copy;
+#        the data checked both ways before each size is timed.
+#
+# Environment: UCX_SRC (an autogen'd UCX source tree, or a .tar.gz of one
+# holding a single top directory), MPI_DEBS, BUILD (default
+# /tmp/gdrmap-consumers-build), UCX_RUNS (default 3), UCX_ITERS
+# (iterations of each run, default 5000), UCX_TESTS, UCX_MEMS and
+# UCX_SIZES (the perftest matrix; defaults as above).  Exit 0 if every run passed, 1 if one
+# failed, 77 if there is nothing to run (no GPU, no UCX_SRC).
+set -u
+out=${1:?usage: bench/consumers/ucx.sh OUTDIR [ucx|mpi]...}
+shift
+parts=${*:-ucx mpi}
+mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+build=${BUILD:-/tmp/gdrmap-consumers-build}
+mkdir -p "$build" && build=$(cd "$build" && pwd) || exit 1
+runs=${UCX_RUNS:-3}
+iters=${UCX_ITERS:-5000}
+tests=${UCX_TESTS:-tag_lat tag_bw ucp_put_lat ucp_get ucp_put_bw}
+mems=${UCX_MEMS:-cuda,host host,cuda cuda,cuda}
+sizes=${UCX_SIZES:-8 1024 4096 65536}
+prefix=$build/prefix
+ucx=$build/ucx
+with_gdr=sm,self,cuda_copy,gdr_copy
+without_gdr=sm,self,cuda_copy
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+unset GDRCOPY_ENABLE_LOGGING GDRCOPY_LOG_LEVEL GDRMAP_BACKEND GDRMAP_COPY_ONLY
+
+npass=0 nfail=0 nskip=0
+note() {
+	printf '%-5s %-4s %s\n' "$1" "$2" "$3" | tee -a "$out/ucx-summary.txt"
+	case $2 in
+	pass) npass=$((npass + 1)) ;;
+	fail) nfail=$((nfail + 1)) ;;
+	*) nskip=$((nskip + 1)) ;;
+	esac
+}
+finish() {
+	echo "$npass passed, $nfail failed, $nskip skipped" | tee -a "$out/ucx-summary.txt"
+	[ $nfail -gt 0 ] && exit 1
+	[ $npass = 0 ] && exit 77
+	exit 0
+}
+want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+: >"$out/ucx-summary.txt"
+
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+	note ucx skip "no GPU: nvidia-smi lists none; this part runs on the GPU machines"
+	finish
+fi
+if [ -z "${UCX_SRC:-}" ] || [ ! -e "$UCX_SRC" ]; then
+	note ucx skip "UCX_SRC names no UCX source tree (prepare one with autogen.sh where there is a network)"
+	finish
+fi
+. scripts/gpu-machine-env.sh
+
+# gdrmap, installed as a user would (make install), for UCX to build with.
+if ! { make -j"$(nproc)" O="$build" lib tools >"$out/ucx-gdrmap-build.log" 2>&1 &&
+	make O="$build" install PREFIX="$prefix" >>"$out/ucx-gdrmap-build.log" 2>&1; }; then
+	tail -20 "$out/ucx-gdrmap-build.log"
+	note ucx fail "gdrmap's make install failed: ucx-gdrmap-build.log"
+	finish
+fi
+
+# UCX, release build, against that prefix.
+src=$build/ucx-src
+if [ ! -x "$ucx/bin/ucx_perftest" ]; then
+	rm -rf "$src" && mkdir -p "$src"
+	if [ -d "$UCX_SRC" ]; then
+		cp -a "$UCX_SRC"/. "$src"/
+	else
+		tar xzf "$UCX_SRC" -C "$src" --strip-components=1
+	fi
+	(
+		cd "$src" &&
+		./configure --prefix="$ucx" --with-cuda=/usr/local/cuda \
+			--with-gdrcopy="$prefix" \
+			--with-nvcc-gencode=-gencode=arch=compute_90,code=sm_90 \
+			--disable-logging --disable-debug --disable-assertions \
+			--disable-params-check --without-java --without-go \
+			--disable-doxygen-doc &&
+		make -j"$(nproc)" install
+	) >"$out/ucx-build.log" 2>&1
+	if [ ! -x "$ucx/bin/ucx_perftest" ]; then
+		tail -30 "$out/ucx-build.log"
+		note ucx fail "UCX did not build: ucx-build.log"
+		finish
+	fi
+fi
+export LD_LIBRARY_PATH="$ucx/lib:$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+{
+	"$ucx/bin/ucx_info" -v
+	echo "== ldd of UCX's gdr_copy module"
+	ldd "$ucx/lib/ucx/libuct_cuda_gdrcopy.so"
+	echo "== ucx_info -d, gdr_copy"
+	"$ucx/bin/ucx_info" -d | grep -B2 -A12 'Transport: gdr_copy'
+} >"$out/ucx-info.txt" 2>&1
+if grep -q 'Transport: gdr_copy' "$out/ucx-info.txt" &&
+	grep -q "libgdrapi.so.2 => $prefix/lib/libgdrapi.so.2" "$out/ucx-info.txt"; then
+	note ucx pass "UCX $("$ucx/bin/ucx_info" -v | sed -n 's/.*version=\([^ ]*\).*/\1/p' | head -1) lists gdr_copy, loading $prefix/lib/libgdrapi.so.2"
+else
+	note ucx fail "UCX does not list gdr_copy over gdrmap's library: ucx-info.txt"
+	finish
+fi
+gcc -O2 -shared -fPIC -Iinclude -o "$build/vmm_cudamalloc.so" \
+	bench/consumers/vmm_cudamalloc.c -L"$prefix/lib" -lgdrapi -ldl \
+	2>"$out/ucx-preload-build.log" ||
+	{ note ucx fail "vmm_cudamalloc.so did not build"; finish; }
+
+port=13337
+# pair TLS ALLOC ARGS...: one ucx_perftest server and client on GPU 0;
+# the client's final CSV line in $line, its exit status in $rc.
+pair() {
+	local tls=$1 alloc=$2 pre=
+	shift 2
+	[ "$alloc" = vmm ] && pre=$build/vmm_cudamalloc.so
+	port=$((port + 1))
+	UCX_TLS=$tls LD_PRELOAD=$pre timeout 120 "$ucx/bin/ucx_perftest" \
+		-p $port "$@" >"$out/ucx-last-server.txt" 2>&1 &
+	local server=$!
+	sleep 0.3
+	line=$(UCX_TLS=$tls LD_PRELOAD=$pre timeout 120 \
+		"$ucx/bin/ucx_perftest" localhost -p $port "$@" 2>"$out/ucx-last-client.err" |
+		tail -n 1)
+	rc=${PIPESTATUS[0]}
+	wait $server || rc=1
+}
+
+if want ucx; then
+	csv=$out/perftest.csv
+	echo "test,mem,size,alloc,gdr_copy,run,typical_us,avg_us,bw_MBs" >"$csv"
+	bad=0
+	# Every pairing, checked by UCX (-V: pingpong tests validate data).
+	for mem in $mems; do
+		for alloc in legacy vmm; do
+			for tls in $with_gdr $without_gdr; do
+				for size in 8 4096 65536; do
+					pair $tls $alloc -t tag_lat -m $mem -s $size -n 200 -w 10 -V -f -v
+					if [ "$rc" != 0 ]; then
+						bad=$((bad + 1))
+						echo "validate $mem $alloc $tls $size: exit $rc" >>"$out/ucx-failures.txt"
+						cat "$out/ucx-last-client.err" >>"$out/ucx-failures.txt"
+					fi
+				done
+			done
+		done
+	done
+	if [ $bad = 0 ]; then
+		note ucx pass "tag_lat -V (data checked by UCX): 3 memory pairings x 2 allocators x with/without gdr_copy x 8 B, 4 KiB, 64 KiB"
+	else
+		note ucx fail "tag_lat -V: $bad runs failed (ucx-failures.txt)"
+	fi
+	bad=0 total=0
+	for run in $(seq 1 "$runs"); do
+		for t in $tests; do
+			n=$iters
+			for mem in $mems; do
+				for alloc in legacy vmm; do
+					for size in $sizes; do
+						for gdr in 1 0; do
+							tls=$with_gdr
+							[ $gdr = 0 ] && tls=$without_gdr
+							total=$((total + 1))
+							pair $tls $alloc -t $t -m $mem -s $size -n $n -w $((n / 10)) -f -v
+							if [ "$rc" != 0 ] || [ -z "$line" ]; then
+								echo "$t $mem $alloc $size gdr=$gdr run $run: exit $rc" >>"$out/ucx-failures.txt"
+								tail -3 "$out/ucx-last-client.err" >>"$out/ucx-failures.txt"
+								echo "$t,$mem,$size,$alloc,$gdr,$run,,," >>"$csv"
+								bad=$((bad + 1))
+								continue
+							fi
+							# iters,typical,avg,overall,bw avg,bw overall,...
+							echo "$line" | awk -F, -v p="$t,$mem,$size,$alloc,$gdr,$run" \
+								'{ printf "%s,%s,%s,%s\n", p, $2, $3, $6 }' >>"$csv"
+						done
+					done
+				done
+			done
+		done
+	done
+	python3 bench/consumers/summarize_ucx.py "$csv" >"$out/perftest.md" 2>&1
+	rc=$?
+	status_text="ucx_perftest: $total runs, $bad failed or unsupported; $(grep -c 'slower' "$out/perftest.md") pairings slower with gdr_copy"
+	if [ $rc = 0 ]; then
+		note ucx pass "$status_text"
+	else
+		note ucx fail "$status_text (perftest.md)"
+	fi
+fi
+
+if want mpi; then
+	if [ -z "${MPI_DEBS:-}" ] || ! ls "$MPI_DEBS"/openmpi-bin_*.deb >/dev/null 2>&1; then
+		note mpi skip "MPI_DEBS names no directory of Open MPI .debs"
+		finish
+	fi
+	ompi=$build/ompi
+	rm -rf "$ompi" && mkdir -p "$ompi"
+	# Debian's UCX stays out: Open MPI must load the one built above.
+	for f in "$MPI_DEBS"/*.deb; do
+		case $f in */libucx0_*) continue ;; esac
+		dpkg -x "$f" "$ompi"
+	done
+	olib=$ompi/usr/lib/x86_64-linux-gnu
+	gcc -std=c11 -D_GNU_SOURCE -O2 -Icommon -I"$olib/openmpi/include" \
+		-o "$build/mpi_pingpong" bench/consumers/mpi_pingpong.c \
+		-L"$olib/openmpi/lib" -L"$olib" -lmpi -ldl -Wl,-rpath-link,"$olib" \
+		2>"$out/mpi-build.log" ||
+		{ note mpi fail "mpi_pingpong did not build: mpi-build.log"; finish; }
+	export OPAL_PREFIX=$ompi/usr PMIX_INSTALL_PREFIX=$olib/pmix2
+	export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$olib/openmpi/lib:$olib"
+	mkdir -p "$out/mpi"
+	for run in $(seq 1 "$runs"); do
+		for b in D,D D,H H,D; do
+			for alloc in legacy vmm; do
+				for gdr in 1 0; do
+					tls=$with_gdr
+					[ $gdr = 0 ] && tls=$without_gdr
+					f=$out/mpi/pingpong-${b/,/}-$alloc-gdr$gdr-run$run.txt
+					timeout 300 "$ompi/usr/bin/orterun" --allow-run-as-root \
+						-np 2 --mca pml ucx --mca pml_ucx_tls any \
+						--mca pml_ucx_devices any --mca btl ^openib \
+						-x UCX_TLS=$tls -x LD_LIBRARY_PATH \
+						"$build/mpi_pingpong" -b $b -a $alloc >"$f" 2>&1
+					rc=$?
+					if [ $rc = 0 ] && grep -q '^# data checked both ways: right' "$f"; then
+						[ "$run" = 1 ] && note mpi pass "$b $alloc gdr_copy=$gdr: 8 B $(awk '$1 == 8 { print $2 " us" }' "$f") p50"
+					else
+						note mpi fail "$b $alloc gdr_copy=$gdr run $run: exit $rc ($(basename "$f"))"
+					fi
+				done
+			done
+		done
+	done
+	python3 bench/consumers/summarize_ucx.py --mpi "$out/mpi" >"$out/mpi/pingpong.md" 2>&1 ||
+		note mpi fail "summary: mpi/pingpong.md"
+fi
+finish
