@@ -1,7 +1,8 @@
 #!/bin/bash
 # On a GPU machine: what the machine has (driver, CUDA, Python packages,
 # NCCL, Vulkan ICD, container signals) and how the CUDA driver answers
-# pointer queries under each current context (cuda_ctx_probe.c).
+# pointer queries under each current context (cuda_ctx_probe.c), and
+# what copy-only pins rely on (copy_only_probe.c).
 # usage: bench/probes/run-probes.sh OUTDIR
 set -u
 out=${1:?usage: run-probes.sh OUTDIR}
@@ -40,3 +41,6 @@ PY
 cc -O1 -o /tmp/cuda_ctx_probe "$here/cuda_ctx_probe.c" -I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda >"$out/ctx-probe.txt" 2>&1 &&
 	/tmp/cuda_ctx_probe >>"$out/ctx-probe.txt" 2>&1
 echo "probe exit $?" >>"$out/ctx-probe.txt"
+cc -O1 -o /tmp/copy_only_probe "$here/copy_only_probe.c" -I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda >"$out/copy-only-probe.txt" 2>&1 &&
+	/tmp/copy_only_probe >>"$out/copy-only-probe.txt" 2>&1
+echo "probe exit $?" >>"$out/copy-only-probe.txt"
