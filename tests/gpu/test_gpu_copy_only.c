@@ -135,7 +135,10 @@ static void window(const struct gpu_case *c, const char *what,
 
 	fill_random(data, n, &seed);
 	memset(seen, 0xA5, n);
+	/* From pageable memory, cuMemcpyHtoD may return before its DMA
+	 * lands, and a copy-only copy is not ordered after it. */
 	CU_ON(c->dev, cu.MemcpyHtoD(gpu, seen, n));
+	CU_ON(c->dev, cu.CtxSynchronize());
 	LIB(gdr_copy_to_mapping(mh, p, data, n), 0);
 	CU_ON(c->dev, cu.MemcpyDtoH(seen, gpu, n));
 	bad = first_diff(seen, data, n);
@@ -144,6 +147,7 @@ static void window(const struct gpu_case *c, const char *what,
 
 	fill_random(data, n, &seed);
 	CU_ON(c->dev, cu.MemcpyHtoD(gpu, data, n));
+	CU_ON(c->dev, cu.CtxSynchronize());
 	memset(back, 0xA5, n + 2);
 	LIB(gdr_copy_from_mapping(mh, back + 1, p, n), 0);
 	bad = first_diff(back + 1, data, n);
