@@ -16,6 +16,27 @@
  * cuMemGetAddressRange (two H200s,
  * bench/results/h200x2/2026-11-23-consumers/probes/ctx-probe.txt).
  */
+/*
+ * One dma-buf covers one allocation: of cuMemAlloc memory, the host pages
+ * that hold it, never the rest of the 64 KiB page it was sub-allocated
+ * from (whatever the driver allows there, refusing is the stricter side).
+ * cuMemMap ranges nvsim checks itself.  shim_lock held.
+ */
+static bool legacy_range_ok(uint64_t dptr, uint64_t size, uint64_t page)
+{
+	struct rec *r;
+
+	for (r = rec_list; r; r = r->next) {
+		if (r->kind != REC_DEVICE || dptr + size <= r->res_base ||
+		    dptr >= r->res_base + r->res_size)
+			continue;
+		return dptr >= (r->ptr & ~(page - 1)) &&
+		       dptr + size <= ((r->ptr + r->size + page - 1) &
+				       ~(page - 1));
+	}
+	return true;
+}
+
 CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
 				       size_t size,
 				       CUmemRangeHandleType handleType,
@@ -46,6 +67,10 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr,
 	if (dptr % page || size % page)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&shim_lock);
+	if (!legacy_range_ok(dptr, size, page)) {
+		pthread_mutex_unlock(&shim_lock);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
 	err = nvsim_ioctl(NVSIM_IOC_EXPORT_DMABUF, &e);
 	pthread_mutex_unlock(&shim_lock);
 	if (err)

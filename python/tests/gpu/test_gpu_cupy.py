@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""CuPy arrays on every GPU: CuPy's default pool (cudaMalloc: gdrdrv pins
-it, the module-free backends refuse it and say what to use instead),
+"""CuPy arrays on every GPU: CuPy's default pool (cudaMalloc: gdrdrv maps
+it, the vulkan backend pins it copy-only, moved by DMA),
 gdrmap.cupy_memory_pool() (pinnable by every backend) and
 gdrmap.mem_alloc; reads and writes through the mapping with poisoned data,
 every byte checked against CuPy's copies; views, Fortran order, DLPack;
 and what cudaMallocAsync memory (MemoryAsyncPool) gives, reported."""
 
 import errno
+import os
 
 import gpu_env
 from gpu_env import DLPackOnly, check, expect_bytes, gdrmap, pattern
@@ -43,17 +44,26 @@ def round_trips(a, what):
 for dev in range(cupy.cuda.runtime.getDeviceCount()):
     with cupy.cuda.Device(dev):
         name = "GPU %d" % dev
-        # CuPy's default pool: cudaMalloc memory.
-        legacy = cupy.zeros(4096, dtype=cupy.uint8)
-        try:
-            with gdrmap.Mapping(legacy) as m:
-                check.check(BACKEND == "gdrdrv" and m.device == dev,
-                            "%s: cudaMalloc memory mapped on %s" %
-                            (name, BACKEND))
-        except gdrmap.GdrmapError as e:
-            check.check(BACKEND != "gdrdrv" and e.errno == errno.EINVAL and
-                        "gdrmap.cupy_memory_pool()" in str(e), str(e))
-            print("%s, CuPy's default pool: %s" % (name, e))
+        # CuPy's default pool: cudaMalloc memory, copy-only under vulkan.
+        legacy = cupy.zeros(N, dtype=cupy.uint8)
+        round_trips(legacy, name + " default pool")
+        with gdrmap.Mapping(legacy) as m:
+            check.check(m.copy_only == (BACKEND == "vulkan") and
+                        m.device == dev, "%s: cudaMalloc memory on %s: %s" %
+                        (name, BACKEND, m.mapping_type))
+            print("%s, CuPy's default pool: %s" % (name, m.mapping_type))
+        # Copy-only pins are off with GDRMAP_COPY_ONLY=0: refused, the
+        # reason and the fix named.
+        if BACKEND == "vulkan":
+            os.environ["GDRMAP_COPY_ONLY"] = "0"
+            try:
+                gdrmap.Mapping(legacy)
+                check.check(False, "GDRMAP_COPY_ONLY=0 still pins")
+            except gdrmap.GdrmapError as e:
+                check.check(e.errno == errno.EINVAL and
+                            "gdrmap.cupy_memory_pool()" in str(e) and
+                            "GDRMAP_COPY_ONLY=0" in str(e), str(e))
+            del os.environ["GDRMAP_COPY_ONLY"]
 
         # gdrmap's pool: every backend pins it.
         pool = gdrmap.cupy_memory_pool()
