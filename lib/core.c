@@ -158,7 +158,7 @@ static int pin(gdr_t g, unsigned long addr, size_t size, uint64_t p2p_token,
 		gdr_region_free(r);
 		pthread_mutex_unlock(&g->lock);
 		if (!explained &&
-		    gdr_cuda_explain_pin(addr, why, sizeof(why)))
+		    gdr_cuda_explain_pin(addr, size, why, sizeof(why)))
 			gdr_err("%s: %s", caller, why);
 		return err;
 	}

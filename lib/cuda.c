@@ -339,10 +339,28 @@ static int process_uses_cuda(void)
 	return 1;
 }
 
-int gdr_cuda_explain_pin(uint64_t addr, char *buf, size_t len)
+/* Does [addr, +size) reach a GPU page its allocation does not use? */
+static int past_its_pages(const struct gdr_cuda_scope *s, uint64_t addr,
+			  uint64_t size, CUdeviceptr *base, size_t *range)
+{
+	if (s->call->PointerGetAttribute(base,
+					 CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+					 addr) != CUDA_SUCCESS ||
+	    s->call->PointerGetAttribute(range,
+					 CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+					 addr) != CUDA_SUCCESS)
+		return 0;
+	return addr + size > ((*base + *range + GPU_PAGE_SIZE - 1) &
+			      GPU_PAGE_MASK);
+}
+
+int gdr_cuda_explain_pin(uint64_t addr, uint64_t size, char *buf,
+			 size_t len)
 {
 	struct gdr_cuda_scope s;
 	unsigned int type = 0, managed = 0;
+	CUdeviceptr base = 0;
+	size_t range = 0;
 	int said = 1;
 
 	if (!process_uses_cuda() || !gdr_cuda_get(NULL, 0))
@@ -367,10 +385,17 @@ int gdr_cuda_explain_pin(uint64_t addr, char *buf, size_t len)
 		snprintf(buf, len,
 			 "0x%llx is host memory, not GPU memory: the CPU can use it directly, no pin is needed",
 			 (unsigned long long)addr);
-	/* Nothing is said of a range that runs past the end of its
-	 * allocation: that is legal (gdrdrv pins the GPU pages around small
-	 * allocations, and UCX pins such 64 KiB windows), so it is never
-	 * the cause. */
+	/*
+	 * Past the end of the allocation but inside its last 64 KiB GPU page
+	 * is legal (gdrdrv pins whole GPU pages, and UCX pins such windows
+	 * around small buffers): only a range that reaches a GPU page the
+	 * allocation does not touch can be the cause.
+	 */
+	else if (past_its_pages(&s, addr, size, &base, &range))
+		snprintf(buf, len,
+			 "[0x%llx, +%llu) runs past the end of its allocation [0x%llx, +%zu) into a GPU page it does not use: pin inside one allocation's pages",
+			 (unsigned long long)addr, (unsigned long long)size,
+			 (unsigned long long)base, range);
 	else
 		said = 0;
 	gdr_cuda_leave(&s);

@@ -151,9 +151,11 @@ struct gdr_info_v1 {
 
 /*
  * CUDA, if the process has already loaded it (cuda.c): describe why a
- * pin at addr failed, into buf (what kind of memory addr is, if not GPU
- * memory).  Returns 0 if it found nothing to say.
+ * pin of [addr, +size) failed, into buf (not GPU memory, or a range that
+ * reaches GPU pages its allocation does not use).  Returns 0 if it found
+ * nothing to say.
  */
-int gdr_cuda_explain_pin(uint64_t addr, char *buf, size_t len);
+int gdr_cuda_explain_pin(uint64_t addr, uint64_t size, char *buf,
+			 size_t len);
 
 #endif /* GDRMAP_INTERNAL_H */

@@ -339,6 +339,24 @@ static void dmabuf_cases(gdr_t g)
 	ucx_window(g, 2, small);
 }
 
+/*
+ * A failed pin's explanation blames a range that runs past its allocation
+ * only when it reaches a GPU page the allocation does not use: UCX's 64
+ * KiB window around a 16-byte buffer is legal and must not be blamed.
+ */
+static void explanations(void)
+{
+	CUdeviceptr small = legacy_alloc(0, 16), page = legacy_alloc(0, 65536);
+	char why[256] = "";
+
+	CHECK(!gdr_cuda_explain_pin(small, GPU_PAGE_SIZE, why, sizeof(why)),
+	      "the 64 KiB window of a 16-byte buffer is not blamed: %s", why);
+	CHECK(gdr_cuda_explain_pin(page + GPU_PAGE_SIZE - 16, 4096, why,
+				   sizeof(why)) &&
+	      strstr(why, "runs past the end of its allocation"),
+	      "a range into the next GPU page is: %s", why);
+}
+
 int main(void)
 {
 	char why[512];
@@ -347,6 +365,7 @@ int main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	gdr_cuda_use_syms(&fake_syms);
+	explanations();
 	g = gdr_open_backend(&gdr_backend_vulkan, why, sizeof(why), &err);
 	CHECK(g != NULL, "vulkan opens: %s", why);
 	if (g) {
