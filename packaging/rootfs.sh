@@ -4,19 +4,21 @@
 # is, plus the container Dockerfile's RUNTIME_PACKAGES.  It is built once
 # with mmdebstrap from Debian's archive (minutes) and cached as a tarball
 # in ~/.cache/gdrmap-rootfs; later calls only unpack it.  Progress goes to
-# stdout.  GDRMAP_DEBIAN_MIRROR overrides http://deb.debian.org/debian.
+# stdout.  The packages come from the Debian archive of this machine's apt
+# sources (scripts/debian-mirror.sh); GDRMAP_DEBIAN_MIRROR overrides it.
 # Exit 0 done, 1 failed, 77 when mmdebstrap is missing.
 set -eu
 
 if [ $# != 1 ] || [ ! -d "$1" ]; then echo "usage: $0 EMPTY-DIRECTORY" >&2; exit 1; fi
 root=$1
 top=$(cd "$(dirname "$0")/.." && pwd)
-mirror=${GDRMAP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+. "$top/scripts/debian-mirror.sh"
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/gdrmap-rootfs
 die() { echo "FAIL: $*" >&2; exit 1; }
 
 command -v mmdebstrap >/dev/null ||
 	{ echo "SKIP: mmdebstrap is not installed (apt-get install mmdebstrap; scripts/deps.sh does)"; exit 77; }
+mirror=$(debian_mirror) || die "no Debian archive to build the root file system from"
 pkgs=$(sed -n 's/^ARG RUNTIME_PACKAGES="\(.*\)"$/\1/p' "$top/packaging/container/Dockerfile")
 [ -n "$pkgs" ] || die "the Dockerfile names no RUNTIME_PACKAGES"
 key=$(printf 'bookworm minbase %s %s\n' "$pkgs" "$mirror" | sha256sum | cut -c1-16)

@@ -16,8 +16,11 @@ kl_say() { echo "${kl_prog:-kernels}: [$(($(date +%s) - kl_t0))s] $*" >&2; }
 
 kl_conf=$top/tests/kernels/kernels.conf
 kl_cache=${GDRMAP_VM_CACHE:-${HOME:-/tmp}/.cache/gdrmap-vm}
-kl_mirror=${GDRMAP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-kl_security_mirror=${GDRMAP_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+# The archives: this machine's apt sources' (GDRMAP_DEBIAN_MIRROR and
+# GDRMAP_DEBIAN_SECURITY_MIRROR override them), looked up when a context's
+# sources are first written.
+. "$top/scripts/debian-mirror.sh"
+kl_mirror= kl_security_mirror=
 # Lists updated less than this many seconds ago are used as they are: one
 # update per `make check`, so "newest" is resolved on every run.
 kl_lists_max_age=${GDRMAP_APT_MAX_AGE:-1800}
@@ -54,11 +57,19 @@ kl_chroot_of() {
 	[ "$1" = "$kl_host_suite" ] || echo "$kl_cache/chroot/$_ctx-$kl_host_arch"
 }
 
+# kl_sources CONTEXT: its sources.list lines; fails (saying which variable
+# to set) when the machine's apt sources name no archive for one of its
+# suites.
 kl_sources() {
 	for s in $(kl_suites "$1"); do
 		case $s in
-		*-security) echo "deb $kl_security_mirror $s main" ;;
-		*) echo "deb $kl_mirror $s main" ;;
+		*-security)
+			[ -n "$kl_security_mirror" ] ||
+				kl_security_mirror=$(debian_security_mirror) || return 1
+			echo "deb $kl_security_mirror $s main" ;;
+		*)
+			[ -n "$kl_mirror" ] || kl_mirror=$(debian_mirror) || return 1
+			echo "deb $kl_mirror $s main" ;;
 		esac
 	done
 }
@@ -148,7 +159,8 @@ kl_prepare_locked() {
 	fi
 	if [ -n "$_root" ]; then
 		[ -e "$_root/.ready" ] || kl_make_chroot "$_c" "$_root"
-		kl_sources "$_c" >"$_root/etc/apt/sources.list"
+		kl_sources "$_c" >"$_root/etc/apt/sources.list" ||
+			kl_die "no archive for the suites of $_c"
 		_stamp=$(kl_lists_stamp "$_c")
 		if [ "$_arch" != "$kl_host_arch" ] &&
 		   ! chroot "$_root" dpkg --print-foreign-architectures | grep -qx "$_arch"; then
@@ -159,7 +171,8 @@ kl_prepare_locked() {
 		_d=$kl_cache/apt/$_c-$kl_host_arch
 		mkdir -p "$_d/lists/partial" "$_d/cache/archives/partial" "$_d/debs"
 		touch "$_d/status" "$_d/arches"
-		kl_sources "$_c" >"$_d/sources.list"
+		kl_sources "$_c" >"$_d/sources.list" ||
+			kl_die "no archive for the suites of $_c"
 		_stamp=$(kl_lists_stamp "$_c")
 		if ! grep -qx "$_arch" "$_d/arches"; then
 			echo "$_arch" >>"$_d/arches"
@@ -187,9 +200,10 @@ kl_make_chroot() {
 	# shellcheck disable=SC2046
 	set -- $(kl_suites "$_c")
 	_suite=$1
+	_src=$(kl_sources "$_c") || kl_die "no archive for the suites of $_c"
 	set --
 	while read -r line; do set -- "$@" "$line"; done <<EOF
-$(kl_sources "$_c")
+$_src
 EOF
 	kl_say "making a $_suite chroot in $_root (minutes, once)"
 	rm -rf "$_root.new"
