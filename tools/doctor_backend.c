@@ -75,13 +75,14 @@ static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu,
 }
 
 static void advise_vulkan(struct backend_probe *b, const struct tcu *cu,
-			  int dev, bool causes)
+			  int dev, const char *causes)
 {
 	int fd_ok = 1;
 
-	if (causes) {
+	if (causes[0]) {
 		snprintf(b->fix, sizeof(b->fix),
-			 "each cause has its own check below, with its fix");
+			 "mend what stops it: each cause is a check of its own, with its fix (%s)",
+			 causes);
 		return;
 	}
 	if (cu)
@@ -222,8 +223,48 @@ static void self_test_gpus(struct backend_probe *b, gdr_t g,
 			 ndevs > 1 ? "s" : "", list, first);
 }
 
-void probe_backends(struct backend_probe *bp, const struct tcu *cu,
-		    const int *devs, int ndevs, bool vulkan_causes)
+/*
+ * What a program run here gets from gdr_open: the probes below force each
+ * backend, which hides a variable that forces one (or names none), so
+ * this comes first.
+ */
+static void probe_default(struct default_open *d)
+{
+	static const char *const vars[] = { "GDRMAP_BACKEND",
+					    "GDRCOPY_USE_DMABUF_MMAP" };
+	const char *last, *v;
+	size_t i, used = 0;
+	int b = 0;
+	gdr_t g;
+
+	memset(d, 0, sizeof(*d));
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		v = getenv(vars[i]);
+		if (v && *v && used < sizeof(d->env))
+			used += (size_t)snprintf(d->env + used,
+						 sizeof(d->env) - used,
+						 "%s%s=%s", used ? ", " : "",
+						 vars[i], v);
+	}
+	errno = 0;
+	g = gdr_open();
+	if (g) {
+		d->ok = true;
+		if (!gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &b) &&
+		    b >= 1 && b <= NR_BACKENDS)
+			d->backend = names[b - 1];
+		gdr_close(g);
+		return;
+	}
+	d->err = errno ? errno : ENODEV;
+	last = gdrmap_last_error ? gdrmap_last_error() : "";
+	snprintf(d->why, sizeof(d->why), "%s",
+		 last[0] ? last : strerror(d->err));
+}
+
+void probe_backends(struct backend_probe *bp, struct default_open *def,
+		    const struct tcu *cu, const int *devs, int ndevs,
+		    const char *vulkan_causes)
 {
 	const char *v = getenv("GDRMAP_BACKEND");
 	char *saved = v ? strdup(v) : NULL;
@@ -234,6 +275,7 @@ void probe_backends(struct backend_probe *bp, const struct tcu *cu,
 	/* gdr_open runs in the first GPU's context, as an application's. */
 	if (cu && ndevs)
 		tcu_use_device(cu, devs[0], NULL, why, sizeof(why));
+	probe_default(def);
 	for (i = 0; i < NR_BACKENDS; i++) {
 		struct backend_probe *b = &bp[i];
 

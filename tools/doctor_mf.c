@@ -43,6 +43,18 @@ bool mf_any_cause(const struct mf *m)
 	return false;
 }
 
+void mf_cause_names(const struct mf *m, char *buf, size_t len)
+{
+	size_t used = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < DIAG_NR && used < len; i++)
+		if (m->r.f[i].state == DIAG_BAD)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 used ? ", " : "", diag_names[i]);
+}
+
 void mf_checks(struct checks *cs, const struct mf *m, bool must_work)
 {
 	int i;
