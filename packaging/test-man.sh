@@ -23,6 +23,11 @@ for p in *.[1-8]; do
 	esac
 done
 
+# No control character but tab and newline: a "\f" written through printf
+# or echo becomes a form feed, which groff takes silently.
+ctl=$(LC_ALL=C grep -lP '[\x00-\x08\x0b-\x1f\x7f]' ./*.[1-8] 2>/dev/null)
+[ -z "$ctl" ] || { echo "control characters in: $ctl"; bad=1; }
+
 # Every function gdrapi.h declares has a page (itself or a redirect).
 for f in $(sed -n 's/^[a-z].*[ *]\(gdr[a-z_0-9]*\)(.*/\1/p' ../include/gdrapi.h); do
 	[ -f "$f.3" ] || { echo "no man page for $f"; bad=1; }

@@ -179,6 +179,12 @@ int main(void)
 	fake_ctx_create(1, 2);
 	CHECK(fake_MemAlloc(&legacy, 1 << 20) == CUDA_SUCCESS, "legacy memory");
 	pin_refused(g, 1, legacy, EINVAL, "not memory from cuMemCreate");
+	/* The owner's context cannot be made current: ENODEV, as
+	 * gdr_pin_buffer(3) says, naming the device. */
+	fake_ctx_broken[0] = 1;
+	pin_refused(g, 0, vmm[0], ENODEV,
+		    "no context of CUDA device 0 can be made current");
+	fake_ctx_broken[0] = 0;
 	CHECK_RET(gdr_close(g), 0);
 	return owner_done();
 }
