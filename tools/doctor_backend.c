@@ -57,17 +57,17 @@ static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu,
 
 	if (!cu) {
 		snprintf(b->fix, sizeof(b->fix),
-			 "needs CUDA and a GPU (an NVIDIA driver with CUDA 13.3 or newer)");
+			 "needs CUDA, a GPU and a driver that lets the CPU mmap dma-bufs (GDRCopy 2.6 expects that of CUDA 13.3 drivers; none seen yet)");
 		return;
 	}
 	cu->DeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
 			       dev);
 	if (!attr)
 		snprintf(b->fix, sizeof(b->fix),
-			 "the driver exports no dma-buf for this GPU: use NVIDIA's open kernel modules and a CUDA 13.3+ driver, or gdrdrv or vulkan");
+			 "the driver exports no dma-buf for this GPU (NVIDIA's open kernel modules do): use gdrdrv or vulkan");
 	else if (cu->driver_version < 13030)
 		snprintf(b->fix, sizeof(b->fix),
-			 "CPU mmap of a dma-buf needs a CUDA 13.3+ driver (this one is CUDA %d.%d): upgrade the driver, or use gdrdrv or vulkan",
+			 "this driver (CUDA %d.%d) refuses CPU mmap of dma-bufs; GDRCopy 2.6 expects CUDA 13.3 drivers to allow it (none seen yet): use gdrdrv or vulkan",
 			 cu->driver_version / 1000, cu->driver_version % 1000 / 10);
 	else
 		snprintf(b->fix, sizeof(b->fix),

@@ -120,7 +120,7 @@ static void cumemalloc_check(struct checks *cs, const struct pinnable *p)
 	else
 		check_add(cs, "pin cuMemAlloc", V_WARN,
 			  "load gdrdrv (sudo modprobe gdrdrv), or allocate as the frameworks check says",
-			  "legacy cuMemAlloc memory: not pinnable here; only gdrdrv or a driver that mmaps dma-bufs (CUDA 13.3+) pins it");
+			  "legacy cuMemAlloc memory: not pinnable here; only gdrdrv, or a driver that lets the CPU mmap dma-bufs (none seen yet), pins it");
 }
 
 void pinnable_checks(struct checks *cs, const struct pinnable *p)
