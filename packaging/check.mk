@@ -19,6 +19,7 @@
 #   test-build-debs.sh build-debs.sh names missing build dependencies
 #   test-debian-mirror.sh the Debian archives come from the apt sources
 #   test-tree-paths.sh results name paths relative to the tree
+#   test-dockerignore.sh the Docker build context is the two packages
 # As root the .debs are built once, into $(O)/deb-check, for the two tests
 # that install them (GDRMAP_DEBS); each builds its own if that failed.
 CHECK_SUITES += check-packages
