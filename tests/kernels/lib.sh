@@ -58,14 +58,19 @@ kl_chroot_of() {
 }
 
 # kl_sources CONTEXT: its sources.list lines; fails (saying which variable
-# to set) when the machine's apt sources name no archive for one of its
-# suites.
+# to set) when the machine's apt sources name no Debian archive.  A
+# machine that takes no security updates (no SUITE-security source, as in
+# a root file system fresh from debootstrap or mmdebstrap) gets the
+# context's other suites only, and is told so.
 kl_sources() {
 	for s in $(kl_suites "$1"); do
 		case $s in
 		*-security)
 			[ -n "$kl_security_mirror" ] ||
-				kl_security_mirror=$(debian_security_mirror) || return 1
+				kl_security_mirror=$(debian_security_mirror 2>/dev/null) || {
+				kl_say "$s left out: this machine's apt sources name no Debian security archive (GDRMAP_DEBIAN_SECURITY_MIRROR=URL adds it)"
+				continue
+			}
 			echo "deb $kl_security_mirror $s main" ;;
 		*)
 			[ -n "$kl_mirror" ] || kl_mirror=$(debian_mirror) || return 1
@@ -150,6 +155,17 @@ kl_prepare() {
 	kl_locked "ctx-$1" kl_prepare_locked "$1" "${2:-$kl_host_arch}"
 }
 
+# kl_write_sources CONTEXT FILE STAMP: the context's sources into FILE; the
+# lists are stale (STAMP removed) when they change, as when another
+# machine's sources (a chroot's, sharing this cache) wrote them last.
+kl_write_sources() {
+	_src=$(kl_sources "$1") || kl_die "no archive for the suites of $1"
+	if [ "$_src" != "$(cat "$2" 2>/dev/null)" ]; then
+		printf '%s\n' "$_src" >"$2"
+		rm -f "$3"
+	fi
+}
+
 kl_prepare_locked() {
 	_c=$1 _arch=$2
 	_root=$(kl_chroot_of "$_c")
@@ -159,9 +175,8 @@ kl_prepare_locked() {
 	fi
 	if [ -n "$_root" ]; then
 		[ -e "$_root/.ready" ] || kl_make_chroot "$_c" "$_root"
-		kl_sources "$_c" >"$_root/etc/apt/sources.list" ||
-			kl_die "no archive for the suites of $_c"
 		_stamp=$(kl_lists_stamp "$_c")
+		kl_write_sources "$_c" "$_root/etc/apt/sources.list" "$_stamp"
 		if [ "$_arch" != "$kl_host_arch" ] &&
 		   ! chroot "$_root" dpkg --print-foreign-architectures | grep -qx "$_arch"; then
 			chroot "$_root" dpkg --add-architecture "$_arch"
@@ -171,9 +186,8 @@ kl_prepare_locked() {
 		_d=$kl_cache/apt/$_c-$kl_host_arch
 		mkdir -p "$_d/lists/partial" "$_d/cache/archives/partial" "$_d/debs"
 		touch "$_d/status" "$_d/arches"
-		kl_sources "$_c" >"$_d/sources.list" ||
-			kl_die "no archive for the suites of $_c"
 		_stamp=$(kl_lists_stamp "$_c")
+		kl_write_sources "$_c" "$_d/sources.list" "$_stamp"
 		if ! grep -qx "$_arch" "$_d/arches"; then
 			echo "$_arch" >>"$_d/arches"
 			rm -f "$_stamp"
