@@ -96,6 +96,10 @@ has() { grep -q -- "$2" "$work/$1.out" || { bad "$1: no '$2' in: $(tail -n 8 "$w
 hasnt() { ! grep -q -- "$2" "$work/$1.out" || { bad "$1: '$2' in: $(grep -m3 -- "$2" "$work/$1.out")"; return 1; }; ok; }
 
 step "README: make demo on a machine without make (then apt-get install make)"
+block2=$(awk '$0 == "## The two commands" { f = 1; next } f && /^```sh/ { b = 1; next }
+	b && /^```/ { exit } b' "$top/README.md" | sed 's/[[:space:]]*#.*//' | grep . | tr '\n' ';')
+expect "README's two commands are make demo and make check ($block2)" [ "$block2" = "make demo;make check;" ]
+expect "README says to install make first" grep -qF 'apt-get install make' "$top/README.md"
 in_root nomake "make demo"
 expect "make demo without make fails at once (exit $rc)" [ $rc != 0 ]
 in_root make "apt-get update -qq && apt-get install -y -qq make"
@@ -119,39 +123,53 @@ step "README: make check's packages (scripts/deps.sh's list, apt-get -s)"
 in_root checkdeps 'pkgs=$(sed -n "/^pkgs=\"/,/\"\$/p" scripts/deps.sh | sed "s/^pkgs=//; s/\"//g" | tr -s " \t\n" " ") && apt-get install -s -qq $pkgs >/dev/null'
 ran checkdeps "every package of scripts/deps.sh installs on Debian 12"
 
-step "README quick start: build-dep, build-debs.sh, apt-get install, doctor, copylat"
+step "README quick start: its commands, as written"
 # A GPU host's user has sudo; the chroot's uname -r is Debian 12's kernel.
 in_root kernel 'apt-get install -y -qq sudo >/dev/null && kver=$(apt-cache depends linux-headers-amd64 | sed -n "s/.*Depends: linux-headers-\(.*-amd64\)$/\1/p" | head -n 1) && test -n "$kver" && printf "#!/bin/sh\n[ \"\$1\" = -r ] && { echo %s; exit 0; }\nexec /bin/uname \"\$@\"\n" "$kver" >/usr/local/bin/uname && chmod +x /usr/local/bin/uname && uname -r'
 ran kernel "sudo and the uname shim"
 kver=$(tail -n 1 "$work/kernel.out")
+# The commands of README's quick start block, comments cut, each run as
+# it is written (apt-get gets -y; modprobe is not run in a chroot).
+block() { # the ```sh block after the heading $1 in file $2
+	awk -v h="$1" '$0 == h { f = 1; next } f && /^```sh/ { b = 1; next }
+		b && /^```/ { exit } b' "$2"
+}
+block "## Quick start on a GPU host" "$top/README.md" | sed 's/[[:space:]]*#.*//' | grep . >"$work/quickstart.cmds"
+expect "README's quick start has its commands" [ "$(wc -l <"$work/quickstart.cmds")" -ge 6 ]
 t=$(date +%s)
-in_root builddep "sudo apt-get build-dep -y ./packaging"
-ran builddep "sudo apt-get build-dep ./packaging"
-in_root debs "packaging/build-debs.sh"
-ran debs "packaging/build-debs.sh"
+n=0
+while IFS= read -r cmd; do
+	n=$((n + 1))
+	case $cmd in
+	*modprobe*) echo "    not run in a chroot: $cmd"; continue ;;
+	esac
+	run=$(echo "$cmd" | sed 's/apt-get install /apt-get install -y /; s/apt-get build-dep /apt-get build-dep -y /')
+	in_root "quick$n" "$run" </dev/null
+	cp "$work/quick$n.out" "$work/$(echo "$cmd" | sed 's/^sudo //' | cut -d' ' -f1-2 | tr -c 'a-z0-9\n' '_').out"
+	case $cmd in
+	"gdrmap copylat"*)
+		expect "$cmd without a GPU exits 1 (got $rc)" [ $rc = 1 ]
+		has "quick$n" "no GPU: libcuda.so.1" ;;
+	*) ran "quick$n" "README: $cmd" ;;
+	esac
+done <"$work/quickstart.cmds"
 expect "build-debs.sh: no -dbgsym among build/deb/*.deb" sh -c "! ls '$fresh$src'/build/deb/*-dbgsym_* 2>/dev/null"
-in_root install 'sudo apt-get install -y dkms linux-headers-$(uname -r) ./build/deb/*.deb'
-ran install "sudo apt-get install dkms linux-headers-\$(uname -r) ./build/deb/*.deb"
 for p in libgdrapi2 libgdrapi-dev gdrmap-tools gdrmap-dkms gdrmap python3-gdrmap; do
 	expect "$p is installed" sh -c "chroot '$fresh' dpkg-query -W -f='\${Status}' $p | grep -q 'ok installed'"
 done
 expect "no -dbgsym package was installed" sh -c "! chroot '$fresh' dpkg-query -W -f='\${Package}\n' | grep -q dbgsym"
 expect "DKMS built gdrdrv for $kver" sh -c "ls '$fresh'/lib/modules/'$kver'/updates/dkms/gdrdrv.ko* >/dev/null 2>&1"
-in_root usermod 'sudo usermod -aG video $USER && id -nG root'
-ran usermod "sudo usermod -aG video \$USER"
-has usermod video
-in_root doctor "gdrmap doctor"
-ran doctor "gdrmap doctor (no GPU: warnings, exit 0)"
-has doctor "^\[warn\] cuda "
-hasnt doctor "/\.\./"
-in_root copylat "gdrmap copylat"
-expect "gdrmap copylat without a GPU exits 1 (got $rc)" [ $rc = 1 ]
-has copylat "no GPU: libcuda.so.1"
+expect "usermod put root in video" sh -c "chroot '$fresh' id -nG root | grep -qw video"
+has gdrmap_doctor "^\[warn\] cuda "
+hasnt gdrmap_doctor "/\.\./"
 echo "    quick start took $(( $(date +%s) - t ))s"
 
-step "python/README.md: a venv, pip install ./python, the package"
-in_root venv 'apt-get install -y -qq python3-venv >/dev/null && python3 -m venv ~/venv && PIP_NO_INDEX=1 ~/venv/bin/pip install ./python'
-ran venv "python3 -m venv ~/venv && ~/venv/bin/pip install ./python (offline)"
+step "README and python/README.md: a venv, pip install ./python, the package"
+venv=$(sed -n 's/.*`\(python3 -m venv [^`]*pip install \.\/python\)`.*/\1/p' "$top/python/README.md" | head -n 1)
+expect "python/README.md gives the venv command" [ -n "$venv" ]
+expect "README.md gives the same one" grep -qF "$venv" "$top/README.md"
+in_root venv "apt-get install -y -qq python3-venv >/dev/null && PIP_NO_INDEX=1 && export PIP_NO_INDEX && $venv"
+ran venv "$venv (offline)"
 in_root pyuse 'cd / && ~/venv/bin/python -c "import gdrmap; print(gdrmap.library_path())"'
 ran pyuse "the installed package"
 has pyuse "^/usr/lib/x86_64-linux-gnu/libgdrapi.so.2"

@@ -105,7 +105,7 @@ eval "$kvars"
 export KNAME KARCH KDIR KCC
 work=$out/vm
 mkdir -p "$work"
-step "building gdrdrv and the simulated GPU for $KNAME (log: $out/vm-build.log)"
+step "building gdrdrv and the simulated GPU for ${KVER:-$KNAME} (log: $out/vm-build.log)"
 O=$O tests/vm/build.sh "$work" >"$out/vm-build.log" 2>&1 ||
 	{ tail -20 "$out/vm-build.log"; die "building the VM's modules failed (log: $out/vm-build.log)"; }
 
@@ -144,7 +144,7 @@ EOI
 chmod +x "$stage/init"
 tests/vm/mkinitramfs.sh "$stage" "$work/initramfs.cpio.gz" ||
 	die "packing the VM's initramfs failed"
-step "VM running (QEMU without KVM: a minute or two; log: $work/serial.log)"
+step "VM running (QEMU, without KVM; log: $work/serial.log)"
 # tsc=unstable: see tests/vm/run-vm.sh (a TCG guest can die switching
 # to the TSC clocksource).
 timeout -k 10 900 qemu-system-x86_64 -machine q35,accel="${GDRMAP_VM_ACCEL:-tcg}" \
