@@ -36,6 +36,12 @@ case ${1:-} in
 	shift ;;
 --demo-vm)
 	pkgs="qemu-system-x86 busybox-static cpio gzip kmod apt dpkg libelf1 libssl3 pahole"
+	# The VM boots Debian 12's kernel: elsewhere (Ubuntu, another Debian
+	# release) its modules build in a Debian 12 chroot, made with
+	# mmdebstrap (whose hooks use dpkg-architecture) and Debian's keys.
+	codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+	[ "$codename" = bookworm ] ||
+		pkgs="$pkgs mmdebstrap debian-archive-keyring dpkg-dev"
 	what="make demo's VM"
 	shift ;;
 esac

@@ -222,7 +222,12 @@ EOF
 	kl_say "making a $_suite chroot in $_root (minutes, once)"
 	rm -rf "$_root.new"
 	mkdir -p "$(dirname "$_root")"
+	# Debian's keys, named: on a host of another distribution (Ubuntu's
+	# debian-archive-keyring) mmdebstrap does not find them by itself.
+	_keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	[ -f "$_keyring" ] || _keyring=
 	mmdebstrap --variant=apt --include=make --skip=cleanup/apt/lists \
+		${_keyring:+--keyring="$_keyring"} \
 		--hook-dir=/usr/share/mmdebstrap/hooks/eatmydata \
 		--aptopt='Acquire::Check-Valid-Until "false"' \
 		--aptopt='Acquire::Languages "none"' \
