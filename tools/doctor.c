@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "affinity.h"
 #include "commands.h"
@@ -316,8 +317,13 @@ static void system_checks(struct checks *cs, const struct gpu *gpus, int ng,
 	}
 }
 
+/*
+ * One line per check and per advice, which scripts grep; on a terminal,
+ * wrapped to HELP_WIDTH columns for the eye.
+ */
 static void print_text(const struct checks *cs, bool simulated)
 {
+	bool tty = isatty(STDOUT_FILENO);
 	int i;
 
 	if (simulated)
@@ -325,10 +331,18 @@ static void print_text(const struct checks *cs, bool simulated)
 	for (i = 0; i < cs->n; i++) {
 		const struct check *c = &cs->c[i];
 
-		printf("[%-4s] %-22s %s\n", verdict_names[c->v], c->name,
-		       c->msg);
-		if (c->advice[0])
-			printf("       %-22s -> %s\n", "", c->advice);
+		printf("[%-4s] %-22s ", verdict_names[c->v], c->name);
+		if (tty)
+			print_wrapped(stdout, 30, 30, c->msg);
+		else
+			printf("%s\n", c->msg);
+		if (!c->advice[0])
+			continue;
+		printf("       %-22s -> ", "");
+		if (tty)
+			print_wrapped(stdout, 33, 33, c->advice);
+		else
+			printf("%s\n", c->advice);
 	}
 }
 

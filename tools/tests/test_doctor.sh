@@ -150,6 +150,15 @@ case $lib in
 esac
 expect "the text shows that path" grep -qF "from $lib" "$OUT/text.out"
 
+# On a terminal the report is wrapped to 79 columns (a word longer than
+# the rest of a line stays whole); piped, each check is one line.
+if command -v script >/dev/null 2>&1; then
+	script -qc "$GDRMAP doctor $dev_opt" /dev/null </dev/null 2>/dev/null | tr -d '\r' >"$OUT/tty.out"
+	expect "on a terminal: the same checks" [ "$(grep -c '^\[' "$OUT/tty.out")" = "$(grep -c '^\[' "$OUT/text.out")" ]
+	expect "on a terminal: lines of 79 columns, but for single long words" \
+		awk 'length > 79 && $0 !~ /^ *(-> )?[^ ]+$/ { print; bad = 1 } END { exit bad }' "$OUT/tty.out"
+fi
+
 # A variable that chooses the backend is what every program here gets:
 # doctor says so, and fails on a value that names no backend.
 run_rc env env GDRMAP_BACKEND=nonsense GDRCOPY_ENABLE_LOGGING=1 \
