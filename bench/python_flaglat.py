@@ -57,6 +57,18 @@ def timed(fn, iters=ITERS, warmup=200):
             "min": samples[0], "mean": sum(samples) / iters, "n": iters}
 
 
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def tree_relative(path):
+    """A path inside the tree as relative to it: results name no checkout's
+    absolute path (they are committed, and compared between machines)."""
+    if path and os.path.realpath(path).startswith(
+            os.path.realpath(TOP) + os.sep):
+        return os.path.relpath(os.path.realpath(path), os.path.realpath(TOP))
+    return path
+
+
 def machine():
     def cmd(*args):
         try:
@@ -80,7 +92,7 @@ def machine():
         "python": sys.version.split()[0],
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
-        "gdrmap_library": gdrmap.library_path(),
+        "gdrmap_library": tree_relative(gdrmap.library_path()),
         "backend": gdrmap.backend(),
         "commit": os.environ.get("GDRMAP_COMMIT") or cmd(
             "git", "rev-parse", "HEAD"),

@@ -180,7 +180,9 @@ int gdr_close(gdr_t g);
  * pinned window is widened to GPU_PAGE_SIZE boundaries by the library.
  * p2p_token and va_space are deprecated; pass 0.  EINVAL for a NULL
  * handle, a zero size, an overflowing range or memory the backend cannot
- * pin (logging says why and what to do).
+ * pin (logging says why and what to do); ENODEV (module-free backends)
+ * when the GPU that owns the memory cannot be used: no such CUDA device,
+ * or no context of it can be made current.
  */
 int gdr_pin_buffer(gdr_t g, unsigned long addr, size_t size,
 		   uint64_t p2p_token, uint32_t va_space, gdr_mh_t *handle);
@@ -219,7 +221,8 @@ int gdr_map(gdr_t g, gdr_mh_t handle, void **va, size_t size);
 
 /*
  * As gdr_map, asking for a mapping type (GDR_MAP_FLAG_*).  EINVAL for an
- * unknown flag or when the backend cannot give the type asked for.
+ * unknown flag; EOPNOTSUPP (as GDRCopy's gdrdrv gives) when the backend
+ * cannot give the type asked for, with nothing left mapped.
  */
 int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size, int flags);
 
@@ -282,8 +285,10 @@ int gdr_get_mapping_type_string(gdr_mapping_type_t type, const char **pstr);
  * returned.  Pins of it keep working until unpinned (the vulkan backend
  * keeps the memory alive), but CUDA no longer sees the memory.
  *
- * Both return 0 or a positive errno: EINVAL for bad arguments, ENOMEM when
- * the GPU is out of memory, ENODEV when CUDA or the device is missing.
+ * Both return 0 or a positive errno: EINVAL for bad arguments and for any
+ * CUDA failure other than running out of memory (gdrmap_last_error() has
+ * CUDA's error), ENOMEM when the GPU is out of memory, ENODEV when CUDA or
+ * the device is missing.
  */
 int gdrmap_mem_alloc(int device, size_t size, unsigned long *dptr);
 int gdrmap_mem_free(unsigned long dptr);

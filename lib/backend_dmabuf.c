@@ -3,9 +3,9 @@
  * The dmabuf backend: CUDA exports the pinned range as a dma-buf
  * (cuMemGetHandleForAddressRange) and the CPU mmaps it; no kernel module.
  *
- * Mapping a dma-buf needs driver support that arrived with CUDA 13.3
- * drivers; older ones export the fd but refuse its mmap (ENOTSUPP).  No
- * version number tells reliably, so each device is tried once per process
+ * Mapping a dma-buf needs driver support that GDRCopy 2.6 expects from
+ * CUDA 13.3 drivers (not seen yet: the H200's 580 driver exports the fd
+ * but refuses its mmap, ENOTSUPP).  No version number tells reliably, so each device is tried once per process
  * on a small allocation, in its own context: gdr_open tries the device of
  * the calling thread's context (else the first that reports dma-buf
  * support) and moves on to the next backend if it fails; a pin on another
@@ -104,7 +104,7 @@ static int try_device(int dev, struct dev_probe *p)
 		int e = errno;
 
 		snprintf(p->why, sizeof(p->why),
-			 "this driver exports dma-bufs but cannot mmap them (%s%s): a CUDA 13.3 or newer driver can",
+			 "this driver exports dma-bufs but refuses their mmap (%s%s); GDRCopy 2.6 expects CUDA 13.3 drivers to allow it (none seen yet)",
 			 e == ENOTSUPP_KERNEL ? "ENOTSUPP" : strerror(e),
 			 e == ENOTSUPP_KERNEL ? ", errno 524" : "");
 		err = ENOTSUP;

@@ -84,6 +84,7 @@ struct diag_report {
 	char caps[128];		/* NVIDIA_DRIVER_CAPABILITIES; "" if unset */
 	bool graphics;		/* ... grants graphics (or all) */
 	char gpu_pci[16];	/* an NVIDIA GPU in sysfs; "" if none */
+	char dev_missing[128];	/* the /dev/nvidia* files missing; "" if none */
 
 	char icd_source[32];	/* the variable that replaced the search, or "" */
 	int nr_dirs;		/* where manifests were looked for */

@@ -103,6 +103,7 @@ void diag_check_devices(const struct diag_env *e, struct diag_report *r)
 			diag_cat(denied, sizeof(denied), "%s%s",
 				 denied[0] ? ", " : "", nodes[i]);
 	}
+	snprintf(r->dev_missing, sizeof(r->dev_missing), "%s", missing);
 	if (missing[0]) {
 		if (r->gpu_pci[0])
 			diag_set(r, DIAG_DEVICES, DIAG_BAD,

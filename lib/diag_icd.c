@@ -168,6 +168,21 @@ static void search_entry(const struct diag_env *e, struct diag_report *r,
 	}
 }
 
+/*
+ * base (its first n bytes) with suffix, which starts with '/', appended:
+ * without the base's trailing slashes, so that HOME=/ gives
+ * /.config/vulkan/icd.d, not //.config/..., in what the report shows.
+ */
+static void join(char *out, size_t len, const char *base, size_t n,
+		 const char *suffix)
+{
+	while (n > 1 && base[n - 1] == '/')
+		n--;
+	if (n == 1 && base[0] == '/' && suffix[0] == '/')
+		n = 0;
+	snprintf(out, len, "%.*s%s", (int)n, base, suffix);
+}
+
 /* Each item of a colon-separated list, with suffix appended. */
 static void search_list(const struct diag_env *e, struct diag_report *r,
 			const char *list, const char *suffix)
@@ -178,9 +193,10 @@ static void search_list(const struct diag_env *e, struct diag_report *r,
 
 	while (*p) {
 		n = strcspn(p, ":");
-		if (n)
-			snprintf(item, sizeof(item), "%.*s%s", (int)n, p,
-				 suffix);
+		if (n && *suffix)
+			join(item, sizeof(item), p, n, suffix);
+		else if (n)
+			snprintf(item, sizeof(item), "%.*s", (int)n, p);
 		if (n)
 			search_entry(e, r, item);
 		p += n + (p[n] == ':');
@@ -194,12 +210,16 @@ static void search_home(const struct diag_env *e, struct diag_report *r,
 	const char *v = diag_getenv(e, xdg), *home = diag_getenv(e, "HOME");
 	char dir[DIAG_PATH];
 
-	if (v)
-		snprintf(dir, sizeof(dir), "%s/vulkan/icd.d", v);
-	else if (home)
-		snprintf(dir, sizeof(dir), "%s%s/vulkan/icd.d", home, fallback);
-	else
+	char sub[64];
+
+	if (v) {
+		join(dir, sizeof(dir), v, strlen(v), "/vulkan/icd.d");
+	} else if (home) {
+		snprintf(sub, sizeof(sub), "%s/vulkan/icd.d", fallback);
+		join(dir, sizeof(dir), home, strlen(home), sub);
+	} else {
 		return;
+	}
 	search_entry(e, r, dir);
 }
 

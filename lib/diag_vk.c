@@ -21,6 +21,20 @@ void diag_vk_gpu(struct diag_report *r, const char *vk_why,
 	const struct diag_vk_dev *same = NULL;
 	int i, k;
 
+	/*
+	 * CUDA runs GPUs, yet neither their device files nor an NVIDIA GPU
+	 * on the PCI bus are here: this CUDA is not NVIDIA's driver (the
+	 * simulated GPU's, say), and "no GPU here" would be wrong.  The
+	 * module-free backends still need NVIDIA's driver.
+	 */
+	if (ncuda > 0 && r->dev_missing[0] && !r->gpu_pci[0]) {
+		diag_set(r, DIAG_DEVICES, DIAG_BAD,
+			 "%s missing and no NVIDIA GPU on the PCI bus, yet CUDA runs %d GPU%s: a CUDA that is not NVIDIA's driver (a simulated GPU?)",
+			 r->dev_missing, ncuda, ncuda == 1 ? "" : "s");
+		diag_fix(r, DIAG_DEVICES,
+			 "the module-free backends need NVIDIA's driver and its device files; with this CUDA, use the gdrdrv backend");
+	}
+
 	if (ndev < 0) {
 		if (vk_why && r->f[DIAG_LOADER].state == DIAG_OK &&
 		    r->f[DIAG_ICD_LIB].state == DIAG_OK) {

@@ -13,6 +13,16 @@
 #   test-deps.sh      scripts/deps.sh on a machine whose dpkg was
 #                     interrupted: it finishes dpkg's work, as root, in
 #                     that root file system (root only)
+#   test-newer-glibc.sh  the .debs built in a Debian 13 root (glibc 2.41)
+#                     install and run in the container's Debian 12 root
+#                     (root only)
+#   test-build-debs.sh build-debs.sh names missing build dependencies
+#   test-debian-mirror.sh the Debian archives come from the apt sources
+#   test-tree-paths.sh results name paths relative to the tree
+#   test-dockerignore.sh the Docker build context is the two packages
+#   test-newcomer.sh  the commands of README.md, python/README.md and the
+#                     quick start, as written, in a fresh Debian 12 root
+#                     (root only; minutes, with the download caches)
 # As root the .debs are built once, into $(O)/deb-check, for the two tests
 # that install them (GDRMAP_DEBS); each builds its own if that failed.
 CHECK_SUITES += check-packages

@@ -36,7 +36,7 @@ GDRAPI_VERSION := $(patsubst libgdrapi.so.%,%,$(LIB_REALNAME))
 # The gdrmap command exists once tools/tools.mk does.
 GDRMAP_TOOL := $(if $(wildcard tools/tools.mk),$(O)/tools/gdrmap)
 
-MAN_PAGES := $(wildcard man/*.[1-8])
+MAN_PAGES := $(wildcard man/man[1-8]/*.[1-8])
 DKMS_DEST  = $(DESTDIR)$(DKMSSRCDIR)/gdrdrv-$(GDRMAP_VERSION)
 
 .PHONY: install-lib install-dev install-man install-tools install-kmod-config \

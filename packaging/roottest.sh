@@ -5,7 +5,8 @@
 # still in "$@" (sh's `.` passes none of its own).  Skips (77) when
 # not root; makes the work directory $work, removed at exit unless the
 # test was given -k, with that root file system unpacked in $root; gives
-# step, ok, bad, expect and die, and the passed and failed counters.
+# step, ok, bad, expect and die, the passed and failed counters, and
+# make_root DIR [rootfs.sh options] for more root file systems.
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (chroot, dpkg in the root file system)"; exit 77; }
 keep=0
 [ "${1:-}" = -k ] && keep=1
@@ -26,11 +27,17 @@ bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 expect() { what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 die() { echo "FAIL: $*" >&2; exit 1; }
 
-mkdir "$root"
-rootfs_rc=0
-"$top/packaging/rootfs.sh" "$root" >"$work/rootfs.out" 2>&1 || rootfs_rc=$?
-if [ $rootfs_rc != 0 ]; then
-	cat "$work/rootfs.out"
-	[ $rootfs_rc = 77 ] && exit 77
-	die "packaging/rootfs.sh"
-fi
+make_root() {
+	_dir=$1
+	shift
+	mkdir -p "$_dir"
+	rootfs_rc=0
+	"$top/packaging/rootfs.sh" "$@" "$_dir" >"$work/rootfs.out" 2>&1 || rootfs_rc=$?
+	if [ $rootfs_rc != 0 ]; then
+		cat "$work/rootfs.out"
+		[ $rootfs_rc = 77 ] && exit 77
+		die "packaging/rootfs.sh $*"
+	fi
+}
+# A test that needs no container root sets roottest_own_roots=1 first.
+[ "${roottest_own_roots:-0}" = 1 ] || make_root "$root"

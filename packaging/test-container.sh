@@ -16,7 +16,8 @@
 #      runs the same diagnosis) and exit 1; and, without the made-up GPU
 #      and outside a container, doctor must only warn and exit 0.
 # Exit 0 pass, 1 fail, 77 skip (not root, no mmdebstrap).  -k keeps the
-# work directory.  GDRMAP_DEBIAN_MIRROR overrides http://deb.debian.org/debian.
+# work directory.  The root file system's packages come from the Debian
+# archive of this machine's apt sources; GDRMAP_DEBIAN_MIRROR overrides it.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)

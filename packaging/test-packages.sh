@@ -31,7 +31,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 PKGS="gdrmap gdrmap-tools gdrmap-tools-dbgsym gdrmap-dkms libgdrapi-dev libgdrapi2 libgdrapi2-dbgsym python3-gdrmap"
 # Stand-ins for NVIDIA's packages of these names, made by this test.
 NV_PKGS="gdrcopy-tests libgdrapi gdrdrv-dkms"
-DEPS="debhelper dkms pkgconf gcc make libc6-dev man-db dh-python pybuild-plugin-pyproject python3-all python3-setuptools"
+DEPS="debhelper dkms pkgconf gcc make libc6-dev man-db dh-python pybuild-plugin-pyproject python3-all"
 SNAP_DIRS="/usr /etc /lib /var/lib/dkms"
 # Another apt or dpkg at work on this machine is waited for, not failed on.
 APT="apt-get -o DPkg::Lock::Timeout=600"
@@ -99,6 +99,12 @@ fi
 grep -E '^(dpkg-gensymbols|dh_missing): (warning|error)' "$work/debs/build.log" &&
 	fail "the build warned about symbols or files no package installs"
 ls "$work"/debs/*.deb | sed 's|.*/|    |'
+# What the README installs (build/deb/*.deb): the packages, not their
+# debug symbols, which wait in dbgsym/.
+ls "$work"/debs/*-dbgsym_*.deb >/dev/null 2>&1 &&
+	fail "debug symbol packages among the packages (build-debs.sh puts them in dbgsym/)"
+ls "$work"/debs/dbgsym/libgdrapi2-dbgsym_*.deb >/dev/null 2>&1 ||
+	fail "no libgdrapi2-dbgsym in $work/debs/dbgsym"
 
 # Packages with the names, versions and files of NVIDIA's (nothing else
 # of theirs): ours must replace them and satisfy what depends on them.

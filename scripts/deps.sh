@@ -1,6 +1,7 @@
 #!/bin/sh
-# Make sure the Debian packages that `make check` needs are installed
-# (or those named as arguments: packaging/test-deps.sh).
+# Make sure the Debian packages that `make check` needs are installed;
+# with --demo or --demo-vm, those `make demo` needs (below); or those named
+# as arguments (packaging/test-deps.sh).
 # As root it installs what is missing (apt-get); otherwise it prints the
 # command to run and fails.  The kernel images (and headers) booted in
 # the VM are not installed: tests/vm fetches them into its own cache.
@@ -15,17 +16,36 @@ set -u
 # file system the container test installs them into; the kernel headers
 # gdrdrv is built against (Debian 12's 6.1 and 6.12; the VM tests fetch
 # their own); mmdebstrap, also for the chroots of the kernel matrix's
-# other suites; the Python package's tests (python3, venv + pip +
-# setuptools to install it offline, NumPy buffers) and its Debian
-# packaging (dh-python, pybuild).
+# other suites; the Python package's tests (python3, venv + pip to
+# install it offline, NumPy buffers) and its Debian packaging (dh-python,
+# pybuild).
 pkgs="make gcc g++ clang libclang-rt-14-dev binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 	qemu-system-x86 qemu-system-arm busybox-static cpio gzip kmod apt dpkg dpkg-dev libc-bin
 	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox
 	debhelper dkms pkgconf man-db groff-base rpm mmdebstrap
 	linux-headers-amd64 linux-headers-6.12-amd64
-	python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy
+	python3 python3-venv python3-pip python3-numpy
 	dh-python pybuild-plugin-pyproject python3-all"
-[ $# = 0 ] || pkgs="$*"
+# make demo, subsets of the above: --demo builds the library and the
+# command; --demo-vm runs them on the simulated GPU (QEMU, busybox, and
+# what Debian's kernel headers build the VM's modules with).
+what="make check"
+case ${1:-} in
+--demo)
+	pkgs="make gcc libc6-dev binutils" what="make demo"
+	shift ;;
+--demo-vm)
+	pkgs="qemu-system-x86 busybox-static cpio gzip kmod apt dpkg libelf1 libssl3 pahole"
+	# The VM boots Debian 12's kernel: elsewhere (Ubuntu, another Debian
+	# release) its modules build in a Debian 12 chroot, made with
+	# mmdebstrap (whose hooks use dpkg-architecture) and Debian's keys.
+	codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+	[ "$codename" = bookworm ] ||
+		pkgs="$pkgs mmdebstrap debian-archive-keyring dpkg-dev"
+	what="make demo's VM"
+	shift ;;
+esac
+[ $# = 0 ] || pkgs="$*" what="scripts/deps.sh $*"
 
 find_missing() {
 	missing=
@@ -50,7 +70,7 @@ for f in "$admindir"/updates/[0-9]*; do
 done
 
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-	echo "make check needs these packages:$missing" >&2
+	echo "$what needs these packages:$missing" >&2
 	[ -n "$interrupted" ] &&
 		echo "dpkg was interrupted before; finish its work first with: sudo dpkg --configure -a" >&2
 	echo "install them with: sudo apt-get install$missing" >&2
@@ -71,7 +91,7 @@ if [ -n "$interrupted" ]; then
 	[ -z "$missing" ] && exit 0
 fi
 
-echo "installing:$missing"
+echo "installing what $what needs (scripts/deps.sh):$missing"
 apt-get update -qq &&
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
 	{ echo "apt-get install$missing failed" >&2; exit 1; }

@@ -94,8 +94,6 @@ int cmd_apiperf(int argc, char **argv)
 	ret = opts_parse(CMD_APIPERF, argc, argv, &o);
 	if (ret)
 		return ret == 1 ? 0 : ret;
-	if (o.size > (1UL << 40) || o.offset > (1UL << 40))
-		return fail(&o, EXIT_USAGE, "size or offset too large");
 	total = (o.offset + o.size + 7) & ~(size_t)7;
 	/* cycle() reads a whole aligned word when the range holds one. */
 	checked = o.offset + o.size >= ((o.offset + 7) & ~(size_t)7) + 8 ?

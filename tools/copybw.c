@@ -180,12 +180,14 @@ int cmd_copybw(int argc, char **argv)
 	ret = opts_parse(CMD_COPYBW, argc, argv, &o);
 	if (ret)
 		return ret == 1 ? 0 : ret;
-	if (o.size > (1UL << 40) || o.offset >= o.size)
-		return fail(&o, EXIT_USAGE, "--offset must be below --size (at most 1 TiB)");
+	if (o.offset >= o.size)
+		return fail(&o, EXIT_USAGE, "--offset %zu must be below --size %zu",
+			    o.offset, o.size);
 	if (!o.copy_size)
 		o.copy_size = o.size - o.offset;
 	if (o.copy_size > o.size - o.offset)
-		return fail(&o, EXIT_USAGE, "--offset + --copy-size exceed --size");
+		return fail(&o, EXIT_USAGE, "--offset %zu + --copy-size %zu exceed --size %zu: copy at most %zu bytes there",
+			    o.offset, o.copy_size, o.size, o.size - o.offset);
 
 	ret = session_open(&s, &o);
 	if (ret)

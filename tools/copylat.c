@@ -171,8 +171,6 @@ int cmd_copylat(int argc, char **argv)
 	ret = opts_parse(CMD_COPYLAT, argc, argv, &o);
 	if (ret)
 		return ret == 1 ? 0 : ret;
-	if (o.offset > (1UL << 40) || o.size > (1UL << 40))
-		return fail(&o, EXIT_USAGE, "size or offset too large");
 	if (o.cold && !flush_supported())
 		return fail(&o, EXIT_USAGE, "--cold is not supported on this CPU architecture");
 	for (n = o.min_size; n <= o.size && nrows < MAX_SIZES - 1; n *= 2)

@@ -8,6 +8,9 @@
 # Environment: O (build directory), DEMO_VM=1 forces the VM even with a
 # GPU, GDRMAP_VM_SERIES (6.1) picks the VM's kernel, DEMO_ARGS adds
 # options to copylat (e.g. "-s 1M").
+# The Debian packages it needs are installed first (scripts/deps.sh
+# --demo, and --demo-vm before the VM; as root, else it says what to
+# install); each step's output goes to a log in OUTDIR.
 set -eu
 
 die() { echo "demo: $*" >&2; exit 1; }
@@ -20,10 +23,13 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 gdrmap=$O/tools/gdrmap
 jsonq=$O/tools/tests/jsonq
+t0=$(date +%s)
+step() { echo "== [$(( $(date +%s) - t0 ))s] $*"; }
 
-echo "== building (make tools)"
-make -s O="$O" tools >"$out/build.log" 2>&1 ||
-	{ tail -20 "$out/build.log"; die "build failed"; }
+scripts/deps.sh --demo || die "the packages above are needed to build"
+step "building the library and the gdrmap command (make tools; log: $out/build.log)"
+make O="$O" tools >"$out/build.log" 2>&1 ||
+	{ tail -20 "$out/build.log"; die "build failed (log: $out/build.log)"; }
 
 # Summaries of the JSON, for the terminal.
 show_copylat() {
@@ -61,7 +67,7 @@ finish() {
 	else
 		echo "(no gnuplot: apt-get install gnuplot-nox for plots)"
 	fi
-	echo "== results in $out"
+	step "done: results in $out"
 }
 
 "$gdrmap" doctor --json >"$out/doctor-probe.json" 2>/dev/null || true
@@ -69,14 +75,14 @@ gpu=$("$jsonq" "$out/doctor-probe.json" .gpu_present 2>/dev/null || echo false)
 rm -f "$out/doctor-probe.json"
 
 if [ "$gpu" = true ] && [ -z "${DEMO_VM:-}" ]; then
-	echo "== on this machine's GPU"
+	step "on this machine's GPU"
 	"$gdrmap" doctor | tee "$out/doctor.txt" || true
 	"$gdrmap" doctor --json >"$out/doctor.json" || true
-	echo "== copylat"
+	step "copylat"
 	# shellcheck disable=SC2086
 	"$gdrmap" copylat --json ${DEMO_ARGS:-} >"$out/copylat.json" ||
 		die "copylat failed (exit $?): $(cat "$out/copylat.json")"
-	echo "== pplat"
+	step "pplat"
 	"$gdrmap" pplat --json >"$out/pplat.json" ||
 		die "pplat failed (exit $?): $(cat "$out/pplat.json")"
 	finish
@@ -84,20 +90,24 @@ if [ "$gpu" = true ] && [ -z "${DEMO_VM:-}" ]; then
 fi
 
 # No GPU: the test VM with the simulated GPU.
-echo "== no GPU here: booting the test VM with the simulated GPU"
+step "no GPU here: the test VM with the simulated GPU"
+scripts/deps.sh --demo-vm || die "the packages above are needed for the VM"
 for t in qemu-system-x86_64 busybox cpio; do
 	command -v $t >/dev/null ||
 		die "$t not found: apt-get install qemu-system-x86 busybox-static cpio"
 done
 series=${GDRMAP_VM_SERIES:-6.1}
-kvars=$(tests/vm/fetch-kernel.sh "$series" "${GDRMAP_VM_CACHE:-$HOME/.cache/gdrmap-vm}") ||
-	die "could not get the $series kernel for the VM"
+cache=${GDRMAP_VM_CACHE:-$HOME/.cache/gdrmap-vm}
+step "the Debian $series kernel for the VM (downloaded once into $cache; log: $out/kernel.log)"
+kvars=$(tests/vm/fetch-kernel.sh "$series" "$cache" 2>"$out/kernel.log") ||
+	{ tail -20 "$out/kernel.log"; die "could not get the $series kernel for the VM (log: $out/kernel.log)"; }
 eval "$kvars"
 export KNAME KARCH KDIR KCC
 work=$out/vm
 mkdir -p "$work"
+step "building gdrdrv and the simulated GPU for ${KVER:-$KNAME} (log: $out/vm-build.log)"
 O=$O tests/vm/build.sh "$work" >"$out/vm-build.log" 2>&1 ||
-	{ tail -20 "$out/vm-build.log"; die "building the VM's modules failed"; }
+	{ tail -20 "$out/vm-build.log"; die "building the VM's modules failed (log: $out/vm-build.log)"; }
 
 stage=$work/initramfs
 rm -rf "$stage"
@@ -134,7 +144,7 @@ EOI
 chmod +x "$stage/init"
 tests/vm/mkinitramfs.sh "$stage" "$work/initramfs.cpio.gz" ||
 	die "packing the VM's initramfs failed"
-echo "== VM running (log: $work/serial.log)"
+step "VM running (QEMU, without KVM; log: $work/serial.log)"
 # tsc=unstable: see tests/vm/run-vm.sh (a TCG guest can die switching
 # to the TSC clocksource).
 timeout -k 10 900 qemu-system-x86_64 -machine q35,accel="${GDRMAP_VM_ACCEL:-tcg}" \

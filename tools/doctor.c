@@ -10,10 +10,12 @@
  * warn, so scripts can run it anywhere.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "affinity.h"
 #include "commands.h"
@@ -122,25 +124,90 @@ static void gpu_checks(struct checks *cs, const struct gpu *g)
 			  "CUDA says GPUDirect RDMA is not supported on this GPU");
 }
 
+/*
+ * The first line of a reason, for one line of text (the JSON has all of
+ * it): where that line only introduces the list below it ("...; what
+ * stops it here:"), without the introduction.
+ */
+static int first_line(const char *why)
+{
+	int n = (int)strcspn(why, "\n"), k;
+
+	if (!why[n] || n < 1 || why[n - 1] != ':')
+		return n;
+	for (k = n - 1; k > 0; k--)
+		if (why[k] == ';')
+			return k;
+	return n - 1;
+}
+
+/* The summary: what gdr_open gives programs run here. */
+static void default_check(struct checks *cs, const struct backend_probe *bp,
+			  const struct default_open *def, bool gpu,
+			  const char **chosen)
+{
+	const char *usable = NULL;
+	int i;
+
+	for (i = 0; i < NR_BACKENDS && !usable; i++)
+		if (bp[i].usable)
+			usable = bp[i].name;
+	if (def->ok) {
+		*chosen = def->backend ? def->backend : usable;
+		if (def->env[0])
+			check_add(cs, "backend", V_OK, NULL,
+				  "gdr_open uses %s here, as %s asks",
+				  *chosen ? *chosen : "a backend", def->env);
+		else
+			check_add(cs, "backend", V_OK, NULL,
+				  "gdr_open uses %s here (GDRMAP_BACKEND=name forces another)",
+				  *chosen ? *chosen : "a backend");
+		return;
+	}
+	*chosen = NULL;
+	if (def->env[0]) {
+		char fix[400];
+
+		/* A value that names no backend fails every program, GPU
+		 * or not; a backend forced that cannot work, where a GPU is. */
+		if (usable)
+			snprintf(fix, sizeof(fix),
+				 "unset it (gdr_open then uses %s), or force a usable backend",
+				 usable);
+		else
+			snprintf(fix, sizeof(fix),
+				 "unset it, or force gdrdrv, dmabuf or vulkan; no backend is usable here either way (each backend's check says why)");
+		check_add(cs, "backend", gpu || usable || def->err == EINVAL ?
+			  V_FAIL : V_WARN, fix,
+			  "gdr_open fails with %s in the environment: %.*s",
+			  def->env, first_line(def->why), def->why);
+	} else if (gpu) {
+		check_add(cs, "backend", V_FAIL,
+			  "load gdrdrv (on the host, passing /dev/gdrdrv in to a container), or mend what stops the vulkan backend",
+			  "no backend is usable: gdr_open fails on this machine");
+	} else {
+		check_add(cs, "backend", V_WARN,
+			  "without a GPU there is nothing to map; the other checks say what a GPU would also need",
+			  "no backend is usable (no GPU)");
+	}
+}
+
 static void backend_checks(struct checks *cs, const struct backend_probe *bp,
-			   bool gpu, const char **chosen)
+			   const struct default_open *def, bool gpu,
+			   const char **chosen)
 {
 	char name[48];
 	int i;
 
-	*chosen = NULL;
 	for (i = 0; i < NR_BACKENDS; i++) {
 		const struct backend_probe *b = &bp[i];
 
 		snprintf(name, sizeof(name), "backend %s", b->name);
 		if (!b->usable) {
-			/* The first line; the JSON has all of it. */
 			check_add(cs, name, V_WARN, b->fix, "not usable: %.*s",
-				  (int)strcspn(b->why, "\n"), b->why);
+				  first_line(b->why), b->why);
 			continue;
 		}
-		if (!*chosen)
-			*chosen = b->name;
 		if (b->tested && !b->test_ok)
 			check_add(cs, name, V_FAIL,
 				  "this is a bug or a broken driver: rerun with GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1 and report it",
@@ -153,18 +220,28 @@ static void backend_checks(struct checks *cs, const struct backend_probe *bp,
 				  "opens (API %d.%d); not tested: no GPU memory to map",
 				  b->drv_major, b->drv_minor);
 	}
-	if (*chosen)
-		check_add(cs, "backend", V_OK, NULL,
-			  "gdr_open uses %s here (GDRMAP_BACKEND=name forces another)",
-			  *chosen);
-	else if (gpu)
-		check_add(cs, "backend", V_FAIL,
-			  "load gdrdrv (on the host, passing /dev/gdrdrv in to a container), or mend what stops the vulkan backend",
-			  "no backend is usable: gdr_open fails on this machine");
-	else
-		check_add(cs, "backend", V_WARN,
-			  "without a GPU there is nothing to map; the other checks say what a GPU would also need",
-			  "no backend is usable (no GPU)");
+	default_check(cs, bp, def, gpu, chosen);
+}
+
+const char *library_file(char *buf, size_t len)
+{
+	char dir[4096], *real;
+	const char *slash;
+	Dl_info dl;
+
+	if (!dladdr((void *)gdr_open, &dl) || !dl.dli_fname)
+		return "?";
+	slash = strrchr(dl.dli_fname, '/');
+	if (!slash || (size_t)(slash - dl.dli_fname) >= sizeof(dir))
+		return dl.dli_fname;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - dl.dli_fname),
+		 dl.dli_fname);
+	real = realpath(dir[0] ? dir : "/", NULL);
+	if (!real)
+		return dl.dli_fname;
+	snprintf(buf, len, "%s%s", strcmp(real, "/") ? real : "", slash);
+	free(real);
+	return buf;
 }
 
 static void system_checks(struct checks *cs, const struct gpu *gpus, int ng,
@@ -240,8 +317,13 @@ static void system_checks(struct checks *cs, const struct gpu *gpus, int ng,
 	}
 }
 
+/*
+ * One line per check and per advice, which scripts grep; on a terminal,
+ * wrapped to HELP_WIDTH columns for the eye.
+ */
 static void print_text(const struct checks *cs, bool simulated)
 {
+	bool tty = isatty(STDOUT_FILENO);
 	int i;
 
 	if (simulated)
@@ -249,10 +331,18 @@ static void print_text(const struct checks *cs, bool simulated)
 	for (i = 0; i < cs->n; i++) {
 		const struct check *c = &cs->c[i];
 
-		printf("[%-4s] %-22s %s\n", verdict_names[c->v], c->name,
-		       c->msg);
-		if (c->advice[0])
-			printf("       %-22s -> %s\n", "", c->advice);
+		printf("[%-4s] %-22s ", verdict_names[c->v], c->name);
+		if (tty)
+			print_wrapped(stdout, 30, 30, c->msg);
+		else
+			printf("%s\n", c->msg);
+		if (!c->advice[0])
+			continue;
+		printf("       %-22s -> ", "");
+		if (tty)
+			print_wrapped(stdout, 33, 33, c->advice);
+		else
+			printf("%s\n", c->advice);
 	}
 }
 
@@ -263,15 +353,15 @@ int cmd_doctor(int argc, char **argv)
 	static struct nic nics[MAX_NICS];
 	static struct mf mf;
 	struct backend_probe bp[NR_BACKENDS];
+	static struct default_open def;
 	struct pinnable pin;
 	int devs[MAX_GPUS];
 	struct report r;
 	struct opts o;
-	char why[512], err[256], nv[64];
+	char why[512], err[256], nv[64], lib[4096], causes[128];
 	const struct tcu *cu;
 	int ret, i, first, last, ng = 0, nn, maj = 0, min = 0, fails = 0;
 	bool gpu_here;
-	Dl_info dl;
 
 	ret = opts_parse(CMD_DOCTOR, argc, argv, &o);
 	if (ret)
@@ -281,21 +371,27 @@ int cmd_doctor(int argc, char **argv)
 
 	gdr_runtime_get_version(&maj, &min);
 	check_add(&cs, "library", V_OK, NULL, "libgdrapi API %d.%d from %s",
-		  maj, min, dladdr((void *)gdr_open, &dl) && dl.dli_fname ?
-		  dl.dli_fname : "?");
+		  maj, min, library_file(lib, sizeof(lib)));
 
 	cu = tcu_load(why, sizeof(why));
 	mf_diagnose(&mf, cu);
 	if (!cu && mf.r.gpu_pci[0]) {
 		check_add(&cs, "cuda", V_FAIL,
-			  "the checks below say why, each with its fix",
+			  "the nvidia devices, container and vulkan checks say why, each with its fix",
 			  "an NVIDIA GPU is on the PCI bus at %s, but CUDA cannot use it (%s)",
 			  mf.r.gpu_pci, why);
 	} else if (!cu) {
 		check_add(&cs, "cuda", V_WARN,
-			  "the measuring commands need a GPU; the checks below still say what this machine has",
+			  "the measuring commands need a GPU; the other checks still say what this machine has",
 			  "%s", why);
-	} else {
+	}
+	if (!cu && o.device >= 0) {
+		/* Asked about one GPU: say that it cannot be looked at. */
+		check_add(&cs, "gpu", V_FAIL,
+			  "run doctor without -d to see what this machine has",
+			  "-d %d: there is no CUDA device %d here: CUDA cannot be used (the cuda check says why)",
+			  o.device, o.device);
+	} else if (cu) {
 		check_add(&cs, "cuda", V_OK, NULL,
 			  "NVIDIA driver %s, CUDA driver API %d.%d, %d GPU%s",
 			  nvidia_version(nv, sizeof(nv)),
@@ -321,9 +417,10 @@ int cmd_doctor(int argc, char **argv)
 	nn = rdma_nics(nics, MAX_NICS);
 	for (i = 0; i < ng; i++)
 		devs[i] = gpus[i].info.index;
-	probe_backends(bp, cu, devs, ng, mf_any_cause(&mf));
+	mf_cause_names(&mf, causes, sizeof(causes));
+	probe_backends(bp, &def, cu, devs, ng, causes);
 	gpu_here = cu || mf.r.gpu_pci[0];
-	backend_checks(&cs, bp, gpu_here, &r.chosen);
+	backend_checks(&cs, bp, &def, gpu_here, &r.chosen);
 	/* Each cause fails only where it leaves a GPU unusable. */
 	mf_checks(&cs, &mf, gpu_here && !r.chosen);
 	pinnable(&pin, bp, gpus, ng);
@@ -338,6 +435,7 @@ int cmd_doctor(int argc, char **argv)
 	r.nics = nics;
 	r.nn = nn;
 	r.bp = bp;
+	r.def = &def;
 	r.cs = &cs;
 	r.mf = &mf;
 	r.pin = &pin;

@@ -104,16 +104,28 @@ struct backend_probe {
 
 #define NR_BACKENDS 3
 
+/* gdr_open as every program here calls it: with the environment as it is. */
+struct default_open {
+	bool ok;
+	const char *backend;	/* the backend it chose; NULL if unknown */
+	int err;		/* its errno when it failed */
+	char why[4096];		/* ... and the library's reason */
+	char env[192];		/* the variables that choose a backend, as
+				 * set ("GDRMAP_BACKEND=x"), or "" */
+};
+
 /*
- * gdr_open with each backend forced in turn (GDRMAP_BACKEND), with the
- * library's reason for each refusal (gdrmap_last_error()); for each
- * usable one, if CUDA works, a pin/map/copy self-test on each of the
- * ndevs devices devs, in that device's context.  vulkan_causes: the
- * module-free checks found causes, whose fixes then stand for the vulkan
- * backend's.
+ * gdr_open with the environment as it is (into def), then with each
+ * backend forced in turn (GDRMAP_BACKEND), with the library's reason for
+ * each refusal (gdrmap_last_error()); for each usable one, if CUDA works,
+ * a pin/map/copy self-test on each of the ndevs devices devs, in that
+ * device's context.  vulkan_causes: the names of the module-free
+ * findings that are causes ("" if none), whose checks then carry the
+ * vulkan backend's fixes.
  */
-void probe_backends(struct backend_probe *bp, const struct tcu *cu,
-		    const int *devs, int ndevs, bool vulkan_causes);
+void probe_backends(struct backend_probe *bp, struct default_open *def,
+		    const struct tcu *cu, const int *devs, int ndevs,
+		    const char *vulkan_causes);
 
 #define MAX_GPUS 16
 
@@ -130,6 +142,8 @@ struct mf {
 /* The library's diagnosis, run here, against CUDA's GPUs. */
 void mf_diagnose(struct mf *m, const struct tcu *cu);
 bool mf_any_cause(const struct mf *m);
+/* The names of the findings that are causes, comma-separated. */
+void mf_cause_names(const struct mf *m, char *buf, size_t len);
 /* One check per finding; a cause fails if must_work, else warns. */
 void mf_checks(struct checks *cs, const struct mf *m, bool must_work);
 
@@ -168,6 +182,7 @@ struct report {
 	int nn;
 	const struct backend_probe *bp;
 	const char *chosen;
+	const struct default_open *def;
 	const struct checks *cs;
 	const struct mf *mf;
 	const struct pinnable *pin;
@@ -180,5 +195,9 @@ extern const char *const verdict_names[];
 const char *nvidia_version(char *buf, size_t len);
 
 void doctor_json(const struct report *r);
+
+/* The file libgdrapi was loaded from, its directory a real path (not
+ * ".../tools/../lib", as the run path gives); "?" if unknown. */
+const char *library_file(char *buf, size_t len);
 
 #endif /* GDRMAP_TOOLS_DOCTOR_H */

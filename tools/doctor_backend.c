@@ -58,17 +58,17 @@ static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu,
 
 	if (!cu) {
 		snprintf(b->fix, sizeof(b->fix),
-			 "needs CUDA and a GPU (an NVIDIA driver with CUDA 13.3 or newer)");
+			 "needs CUDA, a GPU and a driver that lets the CPU mmap dma-bufs (GDRCopy 2.6 expects that of CUDA 13.3 drivers; none seen yet)");
 		return;
 	}
 	cu->DeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
 			       dev);
 	if (!attr)
 		snprintf(b->fix, sizeof(b->fix),
-			 "the driver exports no dma-buf for this GPU: use NVIDIA's open kernel modules and a CUDA 13.3+ driver, or gdrdrv or vulkan");
+			 "the driver exports no dma-buf for this GPU (NVIDIA's open kernel modules do): use gdrdrv or vulkan");
 	else if (cu->driver_version < 13030)
 		snprintf(b->fix, sizeof(b->fix),
-			 "CPU mmap of a dma-buf needs a CUDA 13.3+ driver (this one is CUDA %d.%d): upgrade the driver, or use gdrdrv or vulkan",
+			 "this driver (CUDA %d.%d) refuses CPU mmap of dma-bufs; GDRCopy 2.6 expects CUDA 13.3 drivers to allow it (none seen yet): use gdrdrv or vulkan",
 			 cu->driver_version / 1000, cu->driver_version % 1000 / 10);
 	else
 		snprintf(b->fix, sizeof(b->fix),
@@ -76,13 +76,14 @@ static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu,
 }
 
 static void advise_vulkan(struct backend_probe *b, const struct tcu *cu,
-			  int dev, bool causes)
+			  int dev, const char *causes)
 {
 	int fd_ok = 1;
 
-	if (causes) {
+	if (causes[0]) {
 		snprintf(b->fix, sizeof(b->fix),
-			 "each cause has its own check below, with its fix");
+			 "mend what stops it: each cause is a check of its own, with its fix (%s)",
+			 causes);
 		return;
 	}
 	if (cu)
@@ -282,8 +283,48 @@ static void self_test_gpus(struct backend_probe *b, gdr_t g,
 		legacy_test(b, g, cu);
 }
 
-void probe_backends(struct backend_probe *bp, const struct tcu *cu,
-		    const int *devs, int ndevs, bool vulkan_causes)
+/*
+ * What a program run here gets from gdr_open: the probes below force each
+ * backend, which hides a variable that forces one (or names none), so
+ * this comes first.
+ */
+static void probe_default(struct default_open *d)
+{
+	static const char *const vars[] = { "GDRMAP_BACKEND",
+					    "GDRCOPY_USE_DMABUF_MMAP" };
+	const char *last, *v;
+	size_t i, used = 0;
+	int b = 0;
+	gdr_t g;
+
+	memset(d, 0, sizeof(*d));
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		v = getenv(vars[i]);
+		if (v && *v && used < sizeof(d->env))
+			used += (size_t)snprintf(d->env + used,
+						 sizeof(d->env) - used,
+						 "%s%s=%s", used ? ", " : "",
+						 vars[i], v);
+	}
+	errno = 0;
+	g = gdr_open();
+	if (g) {
+		d->ok = true;
+		if (!gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &b) &&
+		    b >= 1 && b <= NR_BACKENDS)
+			d->backend = names[b - 1];
+		gdr_close(g);
+		return;
+	}
+	d->err = errno ? errno : ENODEV;
+	last = gdrmap_last_error ? gdrmap_last_error() : "";
+	snprintf(d->why, sizeof(d->why), "%s",
+		 last[0] ? last : strerror(d->err));
+}
+
+void probe_backends(struct backend_probe *bp, struct default_open *def,
+		    const struct tcu *cu, const int *devs, int ndevs,
+		    const char *vulkan_causes)
 {
 	const char *v = getenv("GDRMAP_BACKEND");
 	char *saved = v ? strdup(v) : NULL;
@@ -294,6 +335,7 @@ void probe_backends(struct backend_probe *bp, const struct tcu *cu,
 	/* gdr_open runs in the first GPU's context, as an application's. */
 	if (cu && ndevs)
 		tcu_use_device(cu, devs[0], NULL, why, sizeof(why));
+	probe_default(def);
 	for (i = 0; i < NR_BACKENDS; i++) {
 		struct backend_probe *b = &bp[i];
 

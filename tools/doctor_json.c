@@ -106,9 +106,8 @@ static void json_gpus(struct json *j, const struct report *r)
 
 void doctor_json(const struct report *r)
 {
-	char buf[512], ver[16];
+	char buf[512], ver[16], path[4096];
 	struct utsname u;
-	Dl_info dl;
 	struct json j;
 	int i, k, counts[3] = { 0 }, maj = 0, min = 0;
 
@@ -132,8 +131,8 @@ void doctor_json(const struct report *r)
 	gdr_runtime_get_version(&maj, &min);
 	snprintf(ver, sizeof(ver), "%d.%d", maj, min);
 	json_str(&j, "api_version", ver);
-	json_str(&j, "path", dladdr((void *)gdr_open, &dl) && dl.dli_fname ?
-			     dl.dli_fname : NULL);
+	json_str(&j, "path", strcmp(library_file(path, sizeof(path)), "?") ?
+			     path : NULL);
 	json_obj_end(&j);
 
 	json_obj_begin(&j, "cuda");
@@ -172,6 +171,9 @@ void doctor_json(const struct report *r)
 	}
 	json_arr_end(&j);
 	json_str(&j, "default_backend", r->chosen);
+	json_str(&j, "default_backend_environment",
+		 r->def->env[0] ? r->def->env : NULL);
+	json_str(&j, "default_backend_error", r->def->ok ? NULL : r->def->why);
 	mf_json(&j, r->mf, r->pin);
 
 	json_bool(&j, "nvidia_peermem_loaded", module_loaded("nvidia_peermem"));

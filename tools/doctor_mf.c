@@ -44,6 +44,18 @@ bool mf_any_cause(const struct mf *m)
 	return false;
 }
 
+void mf_cause_names(const struct mf *m, char *buf, size_t len)
+{
+	size_t used = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < DIAG_NR && used < len; i++)
+		if (m->r.f[i].state == DIAG_BAD)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 used ? ", " : "", diag_names[i]);
+}
+
 void mf_checks(struct checks *cs, const struct mf *m, bool must_work)
 {
 	int i;
@@ -127,7 +139,7 @@ static void cumemalloc_check(struct checks *cs, const struct pinnable *p)
 	else
 		check_add(cs, "pin cuMemAlloc", V_WARN,
 			  "load gdrdrv (sudo modprobe gdrdrv), or allocate as the frameworks check says",
-			  "legacy cuMemAlloc memory: not pinnable here; only gdrdrv or a driver that mmaps dma-bufs (CUDA 13.3+) pins it");
+			  "legacy cuMemAlloc memory: not pinnable here; only gdrdrv, or a driver that lets the CPU mmap dma-bufs (none seen yet), pins it");
 }
 
 void pinnable_checks(struct checks *cs, const struct pinnable *p)

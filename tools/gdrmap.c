@@ -28,13 +28,51 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: gdrmap COMMAND [OPTION]...\n\n"
-		   "CPU mappings of GPU memory (gdrmap %s, GDRCopy 2.x API): checks and measurements.\n\n"
+	fprintf(f, "usage: gdrmap COMMAND [OPTION]...\n"
+		   "       gdrmap help [COMMAND] | --help | --version\n\n"
+		   "CPU mappings of GPU memory (gdrmap %s, GDRCopy 2.x API):\n"
+		   "checks and measurements.\n\n"
 		   "commands:\n", GDRMAP_TOOLS_VERSION);
-	for (i = 0; i < NCMDS; i++)
-		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);
-	fprintf(f, "\n'gdrmap COMMAND --help' lists a command's options; every command takes --json.\n"
-		   "On a simulated GPU every figure is labelled as simulated.\n");
+	for (i = 0; i < NCMDS; i++) {
+		fprintf(f, "  %-8s ", cmds[i].name);
+		print_wrapped(f, 11, 11, cmds[i].what);
+	}
+	fprintf(f, "\n'gdrmap help COMMAND' (or 'gdrmap COMMAND --help') lists a command's\n"
+		   "options; every command takes --json.  On a simulated GPU every figure\n"
+		   "is labelled as simulated.\n");
+}
+
+/* Options of gdrmap itself take no argument. */
+static int no_more(int argc, char **argv)
+{
+	if (argc <= 2)
+		return 0;
+	fprintf(stderr, "gdrmap: '%s' takes no argument, not '%s'\n"
+		"Try 'gdrmap --help'.\n", argv[1], argv[2]);
+	return 2;
+}
+
+static int help(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 3) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 3) {
+		fprintf(stderr, "gdrmap help: one command at a time, not '%s'\n"
+			"Try 'gdrmap --help'.\n", argv[3]);
+		return 2;
+	}
+	for (i = 0; i < CMD_COUNT; i++)
+		if (!strcmp(argv[2], cmd_names[i])) {
+			opts_usage((enum cmd)i, stdout);
+			return 0;
+		}
+	fprintf(stderr, "gdrmap help: unknown command '%s'\n\n", argv[2]);
+	usage(stderr);
+	return 2;
 }
 
 int main(int argc, char **argv)
@@ -45,12 +83,17 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "help"))
+		return help(argc, argv);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		if (no_more(argc, argv))
+			return 2;
 		usage(stdout);
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		if (no_more(argc, argv))
+			return 2;
 		printf("gdrmap %s\n", GDRMAP_TOOLS_VERSION);
 		return 0;
 	}

@@ -24,65 +24,93 @@ enum {
 	OPT_JSON = 256, OPT_COLD, OPT_MODE, OPT_RESPONDER,
 };
 
+/* Limits, in the help and in the errors alike. */
+#define DEVICE_MAX	1023
+#define ITERS_MAX	10000000	/* samples are kept in memory: 8 bytes each */
+#define THREADS_MAX	1024
+#define BYTES_MAX	(1ULL << 40)	/* sizes and offsets: 1 TiB (1024G) */
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+
 struct opt_def {
 	const char *name;
 	int id;			/* the short letter, or OPT_* */
 	const char *arg;	/* NULL: a flag */
 	unsigned cmds;
 	const char *help[CMD_COUNT];	/* per subcommand; [0] if same */
+	const char *accepts;	/* what a value must be, for errors */
 };
 
+#define SIZE_FORM "decimal or 0x hex, with an optional K, M or G (binary) suffix"
+
 static const struct opt_def defs[] = {
-	{ "help", 'h', NULL, ALL, { "show this help and exit" } },
+	{ "help", 'h', NULL, ALL, { "show this help and exit" }, NULL },
 	{ "json", OPT_JSON, NULL, ALL,
-	  { "print one JSON document on stdout instead of text" } },
+	  { "print one JSON document on stdout instead of text" }, NULL },
 	{ "device", 'd', "GPU", ALL,
 	  { [CMD_DOCTOR] = "look at this CUDA device only (default: all)",
-	    [CMD_COPYLAT] = "CUDA device ordinal (default 0)" } },
+	    [CMD_COPYLAT] = "CUDA device ordinal (default 0)" },
+	  "a CUDA device ordinal, from 0 to " STR(DEVICE_MAX) },
 	{ "cpus", 'C', "LIST", MEASURE,
-	  { "CPUs to run on, e.g. 2 or 0-3,8 or all (default: the GPU's local CPUs from sysfs; latency is measured on the first, CPU 0 last)" } },
+	  { [CMD_COPYLAT] = "CPUs to run on, e.g. 2, 0-3,8 or all (default: the GPU's local CPUs from sysfs, CPU 0 last); the copies run on the first",
+	    [CMD_COPYBW] = "CPUs for the copy threads, e.g. 2, 0-3,8 or all (default: the GPU's local CPUs from sysfs, CPU 0 last); thread N runs on the Nth, round robin",
+	    [CMD_APIPERF] = "CPUs to run on, e.g. 2, 0-3,8 or all (default: the GPU's local CPUs from sysfs, CPU 0 last); the calls run on the first",
+	    [CMD_PPLAT] = "CPUs to run on, e.g. 2, 0-3,8 or all (default: the GPU's local CPUs from sysfs, CPU 0 last); the CPU side runs on the first, a CPU responder on the second" },
+	  "a list of CPUs this process may run on, e.g. 2, 0-3,8, or all" },
 	{ "alloc", 'a', "KIND", MEASURE,
-	  { "GPU memory: vmm (gdrmap_mem_alloc, every backend), cumemalloc (gdrdrv and dmabuf backends only), or auto (default: vmm, else cumemalloc where the backend pins it)" } },
+	  { "GPU memory: vmm (gdrmap_mem_alloc, every backend), cumemalloc (gdrdrv and dmabuf backends only), or auto (default: vmm, else cumemalloc where the backend pins it)" },
+	  "vmm, cumemalloc or auto" },
 	{ "map-type", 'M', "TYPE", MEASURE,
-	  { "mapping type asked of gdr_map_v2: default, wc, cache or device" } },
+	  { "mapping type asked of gdr_map_v2: default, wc, cache or device" },
+	  "default, wc, cache or device" },
 	{ "size", 's', "BYTES", B(CMD_COPYLAT) | B(CMD_COPYBW) | B(CMD_APIPERF),
 	  { [CMD_COPYLAT] = "largest copy (default 16M); sizes go in powers of two",
 	    [CMD_COPYBW] = "GPU buffer size (default 64M)",
-	    [CMD_APIPERF] = "bytes pinned and mapped per cycle (default 64K)" } },
+	    [CMD_APIPERF] = "bytes pinned and mapped per cycle (default 64K)" },
+	  "a size from 1 byte to 1024G: " SIZE_FORM },
 	{ "min-size", 'm', "BYTES", B(CMD_COPYLAT),
-	  { [CMD_COPYLAT] = "smallest copy (default 1)" } },
+	  { [CMD_COPYLAT] = "smallest copy (default 1)" },
+	  "a size from 1 byte to 1024G: " SIZE_FORM },
 	{ "copy-size", 'c', "BYTES", B(CMD_COPYBW),
-	  { [CMD_COPYBW] = "bytes per copy (default: the buffer size less the offset)" } },
+	  { [CMD_COPYBW] = "bytes per copy (default: the buffer size less the offset)" },
+	  "a size from 1 byte to 1024G: " SIZE_FORM },
 	{ "offset", 'o', "BYTES", B(CMD_COPYLAT) | B(CMD_COPYBW) | B(CMD_APIPERF),
 	  { [CMD_COPYLAT] = "offset of every copy into the mapping (default 0)",
 	    [CMD_COPYBW] = "offset of the copy into the buffer (default 0)",
-	    [CMD_APIPERF] = "offset of the pinned range into its allocation (default 0)" } },
+	    [CMD_APIPERF] = "offset of the pinned range into its allocation (default 0)" },
+	  "a size from 0 to 1024G: " SIZE_FORM },
 	{ "write-iters", 'w', "N", B(CMD_COPYLAT) | B(CMD_COPYBW),
-	  { [CMD_COPYLAT] = "copies to the GPU per size and method (default 1000; fewer for large sizes)",
-	    [CMD_COPYBW] = "copies to the GPU (default 20)" } },
+	  { [CMD_COPYLAT] = "copies to the GPU per size and method, 1 to " STR(ITERS_MAX) " (default 1000; fewer for large sizes)",
+	    [CMD_COPYBW] = "copies to the GPU, 1 to " STR(ITERS_MAX) " (default 20)" },
+	  "a whole number from 1 to " STR(ITERS_MAX) " (each sample is kept in memory)" },
 	{ "read-iters", 'r', "N", B(CMD_COPYLAT) | B(CMD_COPYBW),
-	  { [CMD_COPYLAT] = "copies from the GPU per size and method (default 1000; fewer for large sizes)",
-	    [CMD_COPYBW] = "copies from the GPU (default 5)" } },
+	  { [CMD_COPYLAT] = "copies from the GPU per size and method, 1 to " STR(ITERS_MAX) " (default 1000; fewer for large sizes)",
+	    [CMD_COPYBW] = "copies from the GPU, 1 to " STR(ITERS_MAX) " (default 5)" },
+	  "a whole number from 1 to " STR(ITERS_MAX) " (each sample is kept in memory)" },
 	{ "iters", 'n', "N", B(CMD_APIPERF) | B(CMD_PPLAT),
-	  { [CMD_APIPERF] = "pin/map/get_info/unmap/unpin cycles (default 1000)",
-	    [CMD_PPLAT] = "round trips per signal path (default 10000)" } },
+	  { [CMD_APIPERF] = "pin/map/get_info/unmap/unpin cycles, 1 to " STR(ITERS_MAX) " (default 1000)",
+	    [CMD_PPLAT] = "round trips per signal path, 1 to " STR(ITERS_MAX) " (default 10000)" },
+	  "a whole number from 1 to " STR(ITERS_MAX) " (each sample is kept in memory)" },
 	{ "threads", 't', "N", B(CMD_COPYBW),
-	  { [CMD_COPYBW] = "CPU threads sharing each copy (default 1)" } },
+	  { [CMD_COPYBW] = "CPU threads sharing each copy, 1 to " STR(THREADS_MAX) " (default 1)" },
+	  "a whole number from 1 to " STR(THREADS_MAX) },
 	{ "cold", OPT_COLD, NULL, B(CMD_COPYLAT),
-	  { [CMD_COPYLAT] = "flush the host buffer from the CPU caches before each copy" } },
+	  { [CMD_COPYLAT] = "flush the host buffer from the CPU caches before each copy" }, NULL },
 	{ "mode", OPT_MODE, "LIST", B(CMD_PPLAT),
-	  { [CMD_PPLAT] = "signal paths, comma-separated: mapping, htod, hostflag (default all)" } },
+	  { [CMD_PPLAT] = "signal paths, comma-separated: mapping, htod, hostflag or all (default all)" },
+	  "mapping, htod, hostflag or all, comma-separated, with no empty item" },
 	{ "responder", OPT_RESPONDER, "KIND", B(CMD_PPLAT),
-	  { [CMD_PPLAT] = "who answers: gpu (a PTX kernel), cpu (a CPU thread; figures are then not GPU figures), or auto (default: gpu, cpu on a simulated GPU)" } },
+	  { [CMD_PPLAT] = "who answers: gpu (a PTX kernel), cpu (a CPU thread; figures are then not GPU figures), or auto (default: gpu, cpu on a simulated GPU)" },
+	  "auto, gpu or cpu" },
 };
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
 
 static const char *const summaries[CMD_COUNT] = {
-	"check what gdrmap needs on this machine and say how to fix what is missing",
-	"latency of copies to and from a mapping, per size, against cuMemcpy",
-	"bandwidth of copies to and from a mapping, optionally over threads",
-	"latency of gdr_pin_buffer, gdr_map, gdr_get_info, gdr_unmap, gdr_unpin_buffer",
-	"GPU<->CPU ping-pong latency through the mapping, cuMemcpyHtoDAsync and a host flag",
+	"check what gdrmap needs on this machine and say how to fix what is missing.",
+	"latency of copies to and from a mapping, per size, against cuMemcpy.",
+	"bandwidth of copies to and from a mapping, optionally over threads.",
+	"latency of gdr_pin_buffer, gdr_map, gdr_get_info, gdr_unmap, gdr_unpin_buffer.",
+	"GPU<->CPU ping-pong latency through the mapping, cuMemcpyHtoDAsync and a host flag.",
 };
 
 static const char *help_of(const struct opt_def *d, enum cmd cmd)
@@ -94,12 +122,57 @@ static const char *help_of(const struct opt_def *d, enum cmd cmd)
 	return d->help[0];
 }
 
+void print_wrapped(FILE *f, int col, int indent, const char *text)
+{
+	const char *p = text, *end;
+	int len;
+
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		end = p + strlen(p);
+		if (col + (end - p) > HELP_WIDTH) {
+			/* The last blank that keeps the line inside the width;
+			 * a word longer than a line stays whole. */
+			const char *brk = NULL, *q;
+
+			for (q = p; q < end && col + (q - p) <= HELP_WIDTH; q++)
+				if (*q == ' ')
+					brk = q;
+			if (brk)
+				end = brk;
+			else
+				end = p + strcspn(p, " ");
+		}
+		len = (int)(end - p);
+		fprintf(f, "%.*s\n", len, p);
+		p = end;
+		while (*p == ' ')
+			p++;
+		if (*p)
+			fprintf(f, "%*s", indent, "");
+		col = indent;
+	}
+}
+
+static bool takes_sizes(enum cmd cmd)
+{
+	size_t i;
+
+	for (i = 0; i < NDEFS; i++)
+		if ((defs[i].cmds & B(cmd)) && defs[i].arg &&
+		    !strcmp(defs[i].arg, "BYTES"))
+			return true;
+	return false;
+}
+
 void opts_usage(enum cmd cmd, FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: gdrmap %s [OPTION]...\n%s.\n\n", cmd_names[cmd],
-		summaries[cmd]);
+	fprintf(f, "usage: gdrmap %s [OPTION]...\n", cmd_names[cmd]);
+	print_wrapped(f, 0, 0, summaries[cmd]);
+	fputc('\n', f);
 	for (i = 0; i < NDEFS; i++) {
 		const struct opt_def *d = &defs[i];
 		char flag[48];
@@ -113,14 +186,17 @@ void opts_usage(enum cmd cmd, FILE *f)
 		else
 			snprintf(flag, sizeof(flag), "    --%s%s%s", d->name,
 				 d->arg ? " " : "", d->arg ? d->arg : "");
-		fprintf(f, "  %-24s %s\n", flag, help_of(d, cmd));
+		fprintf(f, "  %-24s ", flag);
+		print_wrapped(f, 27, 27, help_of(d, cmd));
 	}
+	fputc('\n', f);
 	if (cmd == CMD_DOCTOR)
-		fprintf(f, "\nEach check prints ok, warn or fail and one line of advice.  Runs without a GPU\n"
-			   "and without root.  Exit status: 0, 1 if a check failed, 2 usage error.\n");
+		print_wrapped(f, 0, 0,
+			      "Each check prints ok, warn or fail and one line of advice.  Runs without a GPU and without root.  Exit status: 0, 1 if a check failed, 2 usage error.");
 	else
-		fprintf(f, "\nSizes take K, M or G (binary) suffixes.  Exit status: 0 done, 1 could not run\n"
-			   "(no GPU, no usable backend, CUDA error), 2 usage error, 3 data moved was wrong.\n");
+		print_wrapped(f, 0, 0, takes_sizes(cmd) ?
+			      "Sizes take K, M or G (binary) suffixes.  Exit status: 0 done, 1 could not run (no GPU, no usable backend, CUDA error), 2 usage error, 3 data moved was wrong." :
+			      "Exit status: 0 done, 1 could not run (no GPU, no usable backend, CUDA error), 2 usage error, 3 data moved was wrong.");
 }
 
 int parse_size(const char *s, size_t *out)
@@ -191,7 +267,9 @@ static int parse_modes(const char *s, unsigned *out)
 	unsigned m = 0;
 	int k;
 
-	if (strlen(s) >= sizeof(buf))
+	/* strtok_r would pass over empty items: "mapping,,htod" is a typo. */
+	if (strlen(s) >= sizeof(buf) || !*s || *s == ',' ||
+	    s[strlen(s) - 1] == ',' || strstr(s, ",,"))
 		return -1;
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok;
@@ -254,7 +332,7 @@ static int usage_error(enum cmd cmd, const char *fmt, const char *what)
 
 /* Apply one parsed option; 0 or a usage error (2). */
 static int apply(enum cmd cmd, int id, const char *arg, const char *name,
-		 struct opts *o)
+		 const char *accepts, struct opts *o)
 {
 	long v;
 	int k;
@@ -267,7 +345,7 @@ static int apply(enum cmd cmd, int id, const char *arg, const char *name,
 		o->cold = true;
 		return 0;
 	case 'd':
-		if (parse_long(arg, 0, 1023, &v))
+		if (parse_long(arg, 0, DEVICE_MAX, &v))
 			break;
 		o->device = (int)v;
 		return 0;
@@ -292,32 +370,35 @@ static int apply(enum cmd cmd, int id, const char *arg, const char *name,
 		o->map_flags = k;
 		return 0;
 	case 's':
-		if (parse_size(arg, &o->size) || !o->size)
+		if (parse_size(arg, &o->size) || !o->size ||
+		    o->size > BYTES_MAX)
 			break;
 		return 0;
 	case 'm':
-		if (parse_size(arg, &o->min_size) || !o->min_size)
+		if (parse_size(arg, &o->min_size) || !o->min_size ||
+		    o->min_size > BYTES_MAX)
 			break;
 		return 0;
 	case 'c':
-		if (parse_size(arg, &o->copy_size) || !o->copy_size)
+		if (parse_size(arg, &o->copy_size) || !o->copy_size ||
+		    o->copy_size > BYTES_MAX)
 			break;
 		return 0;
 	case 'o':
-		if (parse_size(arg, &o->offset))
+		if (parse_size(arg, &o->offset) || o->offset > BYTES_MAX)
 			break;
 		return 0;
 	case 'w':
 	case 'r':
 	case 'n':
 		/* Samples are kept in memory: 8 bytes each, per call kind. */
-		if (parse_long(arg, 1, 10000000, &v))
+		if (parse_long(arg, 1, ITERS_MAX, &v))
 			break;
 		*(id == 'w' ? &o->w_iters : id == 'r' ? &o->r_iters :
 		  &o->iters) = v;
 		return 0;
 	case 't':
-		if (parse_long(arg, 1, 1024, &v))
+		if (parse_long(arg, 1, THREADS_MAX, &v))
 			break;
 		o->threads = (int)v;
 		return 0;
@@ -332,8 +413,8 @@ static int apply(enum cmd cmd, int id, const char *arg, const char *name,
 		o->responder = (enum responder)k;
 		return 0;
 	}
-	fprintf(stderr, "gdrmap %s: bad value for --%s: '%s'\n",
-		cmd_names[cmd], name, arg ? arg : "");
+	fprintf(stderr, "gdrmap %s: bad value for --%s: '%s': want %s\n",
+		cmd_names[cmd], name, arg ? arg : "", accepts);
 	fprintf(stderr, "Try 'gdrmap %s --help'.\n", cmd_names[cmd]);
 	return 2;
 }
@@ -342,7 +423,7 @@ int opts_parse(enum cmd cmd, int argc, char **argv, struct opts *o)
 {
 	struct option lopts[NDEFS + 1];
 	char sopts[3 * NDEFS + 2], *sp = sopts;
-	const char *name;
+	const char *name, *accepts;
 	size_t i, n = 0;
 	int c, idx, ret;
 
@@ -388,17 +469,25 @@ int opts_parse(enum cmd cmd, int argc, char **argv, struct opts *o)
 			return 1;
 		}
 		name = "?";
+		accepts = "?";
 		for (i = 0; i < NDEFS; i++)
-			if (defs[i].id == c)
+			if (defs[i].id == c) {
 				name = defs[i].name;
-		ret = apply(cmd, c, optarg, name, o);
+				accepts = defs[i].accepts;
+			}
+		ret = apply(cmd, c, optarg, name, accepts, o);
 		if (ret)
 			return ret;
 	}
 	if (optind < argc)
 		return usage_error(cmd, "unexpected argument '%s'",
 				   argv[optind]);
-	if (cmd == CMD_COPYLAT && o->min_size > o->size)
-		return usage_error(cmd, "%s", "--min-size is larger than --size");
+	if (cmd == CMD_COPYLAT && o->min_size > o->size) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "--min-size %zu is larger than --size %zu",
+			 o->min_size, o->size);
+		return usage_error(cmd, "%s", what);
+	}
 	return 0;
 }

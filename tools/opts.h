@@ -71,6 +71,13 @@ int opts_parse(enum cmd cmd, int argc, char **argv, struct opts *o);
 
 void opts_usage(enum cmd cmd, FILE *f);
 
+/* Help text is wrapped to this many columns. */
+#define HELP_WIDTH 79
+
+/* Print text from column col on, wrapped at HELP_WIDTH with continuation
+ * lines indented by indent; ends with a newline. */
+void print_wrapped(FILE *f, int col, int indent, const char *text);
+
 /* Sizes: decimal or 0x hex, with an optional K, M or G (binary) suffix. */
 int parse_size(const char *s, size_t *out);
 

@@ -16,6 +16,10 @@ changes the parameter on the fly, and stops the kernel by writing the
 stop word; tensor.item() or cupy.asnumpy() would instead wait for the
 stream, which here never drains until told to stop.
 
+The kernel is a CuPy RawKernel, so CuPy is needed whichever --alloc is
+chosen; --alloc torch puts the control block in a PyTorch tensor (and
+needs PyTorch too), --alloc cupy in CuPy memory.
+
 Which memory can be mapped:
   - with the gdrdrv kernel module loaded (sudo modprobe gdrdrv), any GPU
     memory, CuPy's and PyTorch's default allocators included;
@@ -27,7 +31,7 @@ Which memory can be mapped:
 usage: python3 examples/python/monitor_and_stop.py [--alloc torch|cupy]
                                                    [--seconds S]
 (from the top of a built gdrmap tree, or with the gdrmap package and
-libgdrapi installed).
+libgdrapi installed; a GPU, CuPy, and PyTorch for --alloc torch).
 """
 
 import argparse
@@ -43,12 +47,11 @@ os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "python"))
 
-import cupy	# noqa: E402
 import gdrmap	# noqa: E402
 
 STEPS, STOP, PARAM, USED = 0, 8, 16, 24	# byte offsets in the block
 
-KERNEL = cupy.RawKernel(r"""
+KERNEL_SOURCE = r"""
 extern "C" __global__ void work(unsigned long long *ctl, float *data, int n)
 {
 	volatile unsigned long long *c = ctl;
@@ -68,13 +71,24 @@ extern "C" __global__ void work(unsigned long long *ctl, float *data, int n)
 		__syncthreads();
 	}
 }
-""", "work")
+"""
+cupy = None
+
+
+def need(module, why):
+    """Import module, or exit saying what to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        sys.exit("this example needs %s %s (%s): pip install %s" % (
+            module, why, e, "cupy-cuda12x (or cupy-cuda13x, matching your "
+            "CUDA)" if module == "cupy" else "torch"))
 
 
 def control_block(alloc):
     """Four zeroed 64-bit words the GPU kernel and the mapping share."""
     if alloc == "torch":
-        import torch
+        torch = need("torch", "for --alloc torch")
         t = torch.zeros(4, dtype=torch.int64, device="cuda")
         torch.cuda.synchronize()
         return t, cupy.asarray(t).view(cupy.uint64)
@@ -86,14 +100,19 @@ def control_block(alloc):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--alloc", choices=("torch", "cupy"), default=None,
                     help="where the control block lives (default: a "
-                    "PyTorch tensor if PyTorch is installed)")
+                    "PyTorch tensor if PyTorch is installed); the kernel "
+                    "needs CuPy either way")
     ap.add_argument("--seconds", type=float, default=3.0)
     args = ap.parse_args()
     if args.alloc is None:
         args.alloc = "torch" if importlib.util.find_spec("torch") else "cupy"
+    global cupy
+    cupy = need("cupy", "for its GPU kernel (a CuPy RawKernel)")
+    kernel = cupy.RawKernel(KERNEL_SOURCE, "work")
 
     owner, words = control_block(args.alloc)
     data = cupy.ones(1 << 16, dtype=cupy.float32)
@@ -107,7 +126,7 @@ def main():
 
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
-        KERNEL((1,), (256,), (words, data, cupy.int32(data.size)))
+        kernel((1,), (256,), (words, data, cupy.int32(data.size)))
     try:
         m.store_u64(PARAM, 1)
         m.wait(USED, 1, timeout=10)	# the kernel runs and reads us

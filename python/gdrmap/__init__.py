@@ -29,8 +29,13 @@ __all__ = ["Mapping", "GdrmapError", "doctor", "mem_alloc", "mem_free",
 
 
 def library_path():
-    """The path of the libgdrapi.so.2 in use (loading it if need be)."""
-    return _library().path
+    """The path of the libgdrapi.so.2 in use (loading it if need be), or
+    None when none can be loaded: Mapping() and backend() then raise
+    GdrmapError saying why and what to do."""
+    try:
+        return _library().path
+    except GdrmapError:
+        return None
 
 
 def backend():

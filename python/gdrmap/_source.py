@@ -123,9 +123,14 @@ def _check(src, size, device):
         src.size = size
     if src.size <= 0:
         raise ValueError("nothing to map: the size is %d bytes" % src.size)
-    if not 0 < src.ptr <= MAX_ADDRESS or src.ptr + src.size > MAX_ADDRESS:
-        raise ValueError("[0x%x, +%d) is not a range of device addresses" %
-                         (src.ptr, src.size))
+    if not 0 < src.ptr <= MAX_ADDRESS:
+        # %x of a negative number gives "0x-1": say it in decimal.
+        raise ValueError("%s is not a device address: a pointer is an "
+                         "address from 1 to 2**64 - 1" % (
+                             "0x%x" % src.ptr if src.ptr > 0 else src.ptr))
+    if src.ptr + src.size > MAX_ADDRESS:
+        raise ValueError("[0x%x, +%d) is not a range of device addresses: "
+                         "it ends past 2**64 - 1" % (src.ptr, src.size))
     real = _cuda.device_of(src.ptr)
     if real is not None:
         src.device = real

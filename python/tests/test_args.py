@@ -37,9 +37,15 @@ raises(TypeError, gdrmap.Mapping, mem.ptr, 1.5,
        match="size must be an integer, not float")
 raises(TypeError, gdrmap.Mapping, mem.ptr, True, match="not a bool")
 raises(ValueError, gdrmap.Mapping, 0, 8,
-       match="is not a range of device addresses")
-raises(ValueError, gdrmap.Mapping, -64, 8, match="device addresses")
-raises(ValueError, gdrmap.Mapping, (1 << 64) - 4, 8, match="device addresses")
+       match="0 is not a device address: a pointer is an address from 1")
+# Negative pointers in decimal, never "0x-40".
+for bad in (-1, -64):
+    e = raises(ValueError, gdrmap.Mapping, bad, 64,
+               match="%d is not a device address" % bad)
+    CHECK(e is None or "0x-" not in str(e), "no 0x-: %s" % e)
+raises(ValueError, gdrmap.Mapping, (1 << 64) - 4, 8,
+       match=("[0xfffffffffffffffc, +8) is not a range of device addresses",
+              "ends past 2**64 - 1"))
 raises(TypeError, gdrmap.Mapping, "0x1000", 8,
        match=("cannot map str", "__cuda_array_interface__", "__dlpack__"))
 raises(TypeError, gdrmap.Mapping, True, 8, match="cannot map bool")

@@ -69,7 +69,7 @@ raises(ValueError, Mapping, FakeCAI(p, (4,), mask=object()), match="masked")
 raises(ValueError, Mapping, FakeCAI(p, (-1,)), match="shape")
 raises(ValueError, Mapping, FakeCAI(p, [4]), match="shape")
 raises(ValueError, Mapping, FakeCAI(p, (0, 4)), match="nothing to map")
-raises(ValueError, Mapping, FakeCAI(0, (4,)), match="device addresses")
+raises(ValueError, Mapping, FakeCAI(0, (4,)), match="0 is not a device address")
 raises(ValueError, Mapping, FakeCAI(p, (4,), version=-1), match="version")
 bad = FakeCAI(p, (4,))
 bad.cai["data"] = p

@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: MIT
 """The package as users get it: every module is Python 3.9; the version is
-gdrmap's; `pip install ./python` works offline (into a venv and with
---target), and the installed package maps memory (with the mock library)
-from outside the tree."""
+gdrmap's; `pip install ./python`, as python/README.md says it, works
+offline in a plain venv (no system packages, no index: the build backend
+is in the tree and needs nothing), also with --target and -e; the
+backend's metadata is the same without tomllib (Python 3.9 and 3.10); and
+the installed package maps memory (with the mock library) from outside the
+tree."""
 
 import ast
+import importlib
 import os
 import re
 import shutil
@@ -68,34 +72,68 @@ def use(python, where, env_extra):
           "installed in %s: %s" % (where, out))
 
 
+for name in sorted(os.listdir(os.path.join(check.PYTHON_DIR, "_build"))):
+    if name.endswith(".py"):
+        with open(os.path.join(check.PYTHON_DIR, "_build", name)) as f:
+            try:
+                ast.parse(f.read(), name, feature_version=(3, 9))
+                CHECK(True)
+            except SyntaxError as e:
+                CHECK(False, "_build/%s is not Python 3.9: %s" % (name, e))
+
+# The backend reads pyproject.toml with tomllib, or on Python 3.9 and 3.10
+# (no tomllib) with its own reader: the same metadata either way.
+sys.path.insert(0, os.path.join(check.PYTHON_DIR, "_build"))
+import gdrmap_build  # noqa: E402
+with_tomllib = gdrmap_build._metadata()
+saved = sys.modules.get("tomllib")
+sys.modules["tomllib"] = None		# import tomllib now fails
+try:
+    importlib.reload(gdrmap_build)
+    without = gdrmap_build._metadata()
+finally:
+    if saved is None:
+        del sys.modules["tomllib"]
+    else:
+        sys.modules["tomllib"] = saved
+CHECK(with_tomllib == without, "metadata without tomllib differs:\n%s\n--\n%s"
+      % (with_tomllib[:600], without[:600]))
+for field in ("Name: gdrmap", "Version: " + version, "Requires-Python: >=3.9",
+              "License: MIT", "Summary: Read and write GPU memory"):
+    CHECK(field in without, "METADATA has %r" % field)
+
 with tempfile.TemporaryDirectory() as tmp:
     # pip builds in the source directory: give it a copy.
     src = os.path.join(tmp, "src")
     shutil.copytree(check.PYTHON_DIR, src, ignore=shutil.ignore_patterns(
         "tests", "__pycache__", "build", "*.egg-info"))
     venv = os.path.join(tmp, "venv")
-    rc, out = run([sys.executable, "-m", "venv", "--system-site-packages",
-                   venv])
+    # A plain venv, as python/README.md makes it.
+    rc, out = run([sys.executable, "-m", "venv", venv])
     vpython = os.path.join(venv, "bin", "python")
     if not rc:
-        # Building offline needs setuptools and its bdist_wheel (built in
-        # from setuptools 70.1, else the wheel package) without a download.
-        rc, out = run([vpython, "-c", "import setuptools\ntry:\n"
-                       "    import setuptools.command.bdist_wheel\n"
-                       "except ImportError:\n    import wheel"])
+        rc, out = run([vpython, "-m", "pip", "--version"])
     if rc:
-        check.skip("no venv with setuptools and wheel here (Debian: "
-                   "python3-venv python3-setuptools python3-wheel): %s" %
+        check.skip("no venv with pip here (Debian: python3-venv): %s" %
                    out.strip()[-300:])
     else:
-        pip = [vpython, "-m", "pip", "install",
-               "--no-index", "--no-build-isolation", "--quiet"]
-        rc, out = run(pip + [src])
-        CHECK(rc == 0, "pip install ./python into a venv: %s" % out)
+        # Offline: any download would fail.
+        offline = dict(os.environ, PIP_NO_INDEX="1",
+                       PIP_DISABLE_PIP_VERSION_CHECK="1")
+        pip = [vpython, "-m", "pip", "install", "--quiet"]
+        rc, out = run(pip + [src], env=offline)
+        CHECK(rc == 0, "pip install ./python into a plain venv, offline: %s"
+              % out)
         use(vpython, venv, {})
         target = os.path.join(tmp, "target")
-        rc, out = run(pip + ["--target", target, src])
+        rc, out = run(pip + ["--target", target, src], env=offline)
         CHECK(rc == 0, "pip install --target: %s" % out)
         use(sys.executable, target, {"PYTHONPATH": target})
+        rc, out = run([vpython, "-m", "pip", "uninstall", "--yes", "--quiet",
+                       "gdrmap"], env=offline)
+        CHECK(rc == 0, "pip uninstall: %s" % out)
+        rc, out = run(pip + ["--editable", src], env=offline)
+        CHECK(rc == 0, "pip install --editable: %s" % out)
+        use(vpython, src, {})
 
 check.done()

@@ -28,7 +28,7 @@ gdr_pin_buffer_v2@@GDRAPI_2.5
 gdr_runtime_get_version@@GDRAPI_2.0
 gdr_unmap@@GDRAPI_2.0
 gdr_unpin_buffer@@GDRAPI_2.0
-gdrmap_last_error@@GDRMAP_0.2
+gdrmap_last_error@@GDRMAP_0.1
 gdrmap_mem_alloc@@GDRMAP_0.1
 gdrmap_mem_free@@GDRMAP_0.1"
 have=$(nm -D --defined-only --with-symbol-versions "$lib" |
@@ -42,6 +42,27 @@ else
 	diff /tmp/gdrmap-sym-want.$$ /tmp/gdrmap-sym-have.$$ | sed 's/^/    /'
 	rm -f /tmp/gdrmap-sym-want.$$ /tmp/gdrmap-sym-have.$$
 fi
+
+# gdrmap's version nodes: none newer than this release (gdrapi.h's
+# GDRMAP_VERSION_*, the packages' version), and the Debian symbols file
+# lists exactly the library's nodes.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+release=$(sed -n 's/^#define GDRMAP_VERSION_MAJOR[[:space:]]*//p' "$top/include/gdrapi.h").$(sed -n \
+	's/^#define GDRMAP_VERSION_MINOR[[:space:]]*//p' "$top/include/gdrapi.h")
+nodes=$(nm -D --defined-only --with-symbol-versions "$lib" |
+	sed -n 's/.*@@\{0,1\}\(GDR[A-Z]*_[0-9.]*\)$/\1/p' | sort -u)
+for n in $nodes; do
+	case $n in
+	GDRMAP_*)
+		v=${n#GDRMAP_}
+		newest=$(printf '%s\n%s\n' "$v" "$release" | sort -V | tail -n 1)
+		[ "$newest" = "$release" ] && ok ||
+			bad "symbol version $n is newer than this release, $release (gdrapi.h): add the symbols to GDRMAP_$release" ;;
+	esac
+done
+debian=$(sed -n 's/^ (symver)\([^ ]*\) .*/\1/p' "$top/packaging/debian/libgdrapi2.symbols" | sort -u)
+[ "$debian" = "$nodes" ] && ok ||
+	bad "packaging/debian/libgdrapi2.symbols lists $(echo $debian), the library has $(echo $nodes)"
 
 # Only the C library (GDRCopy's library needs nothing else either).
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |

@@ -9,7 +9,7 @@
 #   make check-dkms       gdrmap-dkms builds and installs its module in the
 #                         chroots of DKMS_KERNELS
 #   make check-kernels    all of the matrix alone: those two and the VM suites
-#   make kernel-table     rewrite README.md's kernel table and
+#   make kernel-table     rewrite docs/testing.md's kernel table and
 #                         kernel/gdrdrv/README.md's API table from the last run
 #
 # Each suite appends its result lines to $(KERNEL_RESULTS), which `make
@@ -65,4 +65,4 @@ check-kernels:
 		$(CHECK_SUMMARY); exit $$status
 
 kernel-table:
-	tests/kernels/report.sh -u $(KERNEL_RESULTS) README.md kernel/gdrdrv/README.md
+	tests/kernels/report.sh -u $(KERNEL_RESULTS) docs/testing.md kernel/gdrdrv/README.md

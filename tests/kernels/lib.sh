@@ -16,8 +16,11 @@ kl_say() { echo "${kl_prog:-kernels}: [$(($(date +%s) - kl_t0))s] $*" >&2; }
 
 kl_conf=$top/tests/kernels/kernels.conf
 kl_cache=${GDRMAP_VM_CACHE:-${HOME:-/tmp}/.cache/gdrmap-vm}
-kl_mirror=${GDRMAP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-kl_security_mirror=${GDRMAP_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+# The archives: this machine's apt sources' (GDRMAP_DEBIAN_MIRROR and
+# GDRMAP_DEBIAN_SECURITY_MIRROR override them), looked up when a context's
+# sources are first written.
+. "$top/scripts/debian-mirror.sh"
+kl_mirror= kl_security_mirror=
 # Lists updated less than this many seconds ago are used as they are: one
 # update per `make check`, so "newest" is resolved on every run.
 kl_lists_max_age=${GDRMAP_APT_MAX_AGE:-1800}
@@ -54,11 +57,24 @@ kl_chroot_of() {
 	[ "$1" = "$kl_host_suite" ] || echo "$kl_cache/chroot/$_ctx-$kl_host_arch"
 }
 
+# kl_sources CONTEXT: its sources.list lines; fails (saying which variable
+# to set) when the machine's apt sources name no Debian archive.  A
+# machine that takes no security updates (no SUITE-security source, as in
+# a root file system fresh from debootstrap or mmdebstrap) gets the
+# context's other suites only, and is told so.
 kl_sources() {
 	for s in $(kl_suites "$1"); do
 		case $s in
-		*-security) echo "deb $kl_security_mirror $s main" ;;
-		*) echo "deb $kl_mirror $s main" ;;
+		*-security)
+			[ -n "$kl_security_mirror" ] ||
+				kl_security_mirror=$(debian_security_mirror 2>/dev/null) || {
+				kl_say "$s left out: this machine's apt sources name no Debian security archive (GDRMAP_DEBIAN_SECURITY_MIRROR=URL adds it)"
+				continue
+			}
+			echo "deb $kl_security_mirror $s main" ;;
+		*)
+			[ -n "$kl_mirror" ] || kl_mirror=$(debian_mirror) || return 1
+			echo "deb $kl_mirror $s main" ;;
 		esac
 	done
 }
@@ -139,6 +155,17 @@ kl_prepare() {
 	kl_locked "ctx-$1" kl_prepare_locked "$1" "${2:-$kl_host_arch}"
 }
 
+# kl_write_sources CONTEXT FILE STAMP: the context's sources into FILE; the
+# lists are stale (STAMP removed) when they change, as when another
+# machine's sources (a chroot's, sharing this cache) wrote them last.
+kl_write_sources() {
+	_src=$(kl_sources "$1") || kl_die "no archive for the suites of $1"
+	if [ "$_src" != "$(cat "$2" 2>/dev/null)" ]; then
+		printf '%s\n' "$_src" >"$2"
+		rm -f "$3"
+	fi
+}
+
 kl_prepare_locked() {
 	_c=$1 _arch=$2
 	_root=$(kl_chroot_of "$_c")
@@ -148,8 +175,8 @@ kl_prepare_locked() {
 	fi
 	if [ -n "$_root" ]; then
 		[ -e "$_root/.ready" ] || kl_make_chroot "$_c" "$_root"
-		kl_sources "$_c" >"$_root/etc/apt/sources.list"
 		_stamp=$(kl_lists_stamp "$_c")
+		kl_write_sources "$_c" "$_root/etc/apt/sources.list" "$_stamp"
 		if [ "$_arch" != "$kl_host_arch" ] &&
 		   ! chroot "$_root" dpkg --print-foreign-architectures | grep -qx "$_arch"; then
 			chroot "$_root" dpkg --add-architecture "$_arch"
@@ -159,8 +186,8 @@ kl_prepare_locked() {
 		_d=$kl_cache/apt/$_c-$kl_host_arch
 		mkdir -p "$_d/lists/partial" "$_d/cache/archives/partial" "$_d/debs"
 		touch "$_d/status" "$_d/arches"
-		kl_sources "$_c" >"$_d/sources.list"
 		_stamp=$(kl_lists_stamp "$_c")
+		kl_write_sources "$_c" "$_d/sources.list" "$_stamp"
 		if ! grep -qx "$_arch" "$_d/arches"; then
 			echo "$_arch" >>"$_d/arches"
 			rm -f "$_stamp"
@@ -187,14 +214,20 @@ kl_make_chroot() {
 	# shellcheck disable=SC2046
 	set -- $(kl_suites "$_c")
 	_suite=$1
+	_src=$(kl_sources "$_c") || kl_die "no archive for the suites of $_c"
 	set --
 	while read -r line; do set -- "$@" "$line"; done <<EOF
-$(kl_sources "$_c")
+$_src
 EOF
 	kl_say "making a $_suite chroot in $_root (minutes, once)"
 	rm -rf "$_root.new"
 	mkdir -p "$(dirname "$_root")"
+	# Debian's keys, named: on a host of another distribution (Ubuntu's
+	# debian-archive-keyring) mmdebstrap does not find them by itself.
+	_keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	[ -f "$_keyring" ] || _keyring=
 	mmdebstrap --variant=apt --include=make --skip=cleanup/apt/lists \
+		${_keyring:+--keyring="$_keyring"} \
 		--hook-dir=/usr/share/mmdebstrap/hooks/eatmydata \
 		--aptopt='Acquire::Check-Valid-Until "false"' \
 		--aptopt='Acquire::Languages "none"' \

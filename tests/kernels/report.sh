@@ -6,7 +6,7 @@
 #   vm NAME ARCH PAGE KVER PASSED FAILED SKIPPED      (run-vm.sh; arm64 too)
 #
 # usage: report.sh RESULTS                  print both tables (markdown)
-#        report.sh -u RESULTS README.md kernel/gdrdrv/README.md
+#        report.sh -u RESULTS docs/testing.md kernel/gdrdrv/README.md
 #                  rewrite the tables between their BEGIN/END markers there
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,7 +14,7 @@ die() { echo "report: $*" >&2; exit 1; }
 
 update=0
 [ "${1:-}" = -u ] && { update=1; shift; }
-[ $# -ge 1 ] || die "usage: $0 [-u] RESULTS [README.md gdrdrv-README.md]"
+[ $# -ge 1 ] || die "usage: $0 [-u] RESULTS [docs/testing.md gdrdrv-README.md]"
 results=$1
 [ -s "$results" ] || die "no results in $results: run make check (or make check-kernels)"
 
@@ -92,7 +92,7 @@ if [ $update = 0 ]; then
 	apis
 	exit 0
 fi
-[ $# = 3 ] || die "usage: $0 -u RESULTS README.md kernel/gdrdrv/README.md"
+[ $# = 3 ] || die "usage: $0 -u RESULTS docs/testing.md kernel/gdrdrv/README.md"
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 matrix >"$tmp"

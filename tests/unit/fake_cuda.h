@@ -51,6 +51,11 @@ static _Thread_local CUcontext fake_cur;
 static atomic_int fake_wrong_ctx;
 static int fake_dmabuf_supported[FAKE_DEVS] = { 1, 1, 1 };
 static int fake_legacy_allocs[FAKE_DEVS];	/* cuMemAlloc calls per device */
+/* Tests break things: no context of a device can be made current (as a
+ * device lost or in exclusive use by another process), or cuMemSetAccess
+ * fails with this result. */
+static int fake_ctx_broken[FAKE_DEVS];
+static CUresult fake_set_access_fails = CUDA_SUCCESS;
 static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A physical allocation: cuMemAlloc memory, or a cuMemCreate handle. */
@@ -285,6 +290,8 @@ static CUresult fake_CtxSetCurrent(CUcontext c)
 {
 	if (c && !c->alive)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (c && fake_ctx_broken[c->dev])
+		return CUDA_ERROR_NOT_PERMITTED;
 	fake_cur = c;
 	return CUDA_SUCCESS;
 }
@@ -652,6 +659,8 @@ static CUresult fake_MemSetAccess(CUdeviceptr p, size_t size,
 	struct fake_va *va;
 
 	(void)size, (void)n;
+	if (fake_set_access_fails != CUDA_SUCCESS)
+		return fake_set_access_fails;
 	pthread_mutex_lock(&fake_lock);
 	va = fake_va_of(p);
 	if (va)

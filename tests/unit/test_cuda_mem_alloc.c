@@ -42,6 +42,19 @@ int main(void)
 	LIB(gdrmap_mem_alloc(FAKE_DEVS, 4096, &p[0][0]), ENODEV);
 	CHECK(strstr(gdrmap_last_error(), "no CUDA device 3") != NULL,
 	      "names the missing device: %s", gdrmap_last_error());
+	/* A CUDA failure other than running out of memory is EINVAL, as
+	 * gdrmap_mem_alloc(3) says, naming the call; out of memory is
+	 * ENOMEM; neither leaves an allocation behind. */
+	live = fake_live_mems();
+	fake_set_access_fails = CUDA_ERROR_NOT_PERMITTED;
+	LIB(gdrmap_mem_alloc(0, 4096, &p[0][0]), EINVAL);
+	CHECK(strstr(gdrmap_last_error(), "cuMemSetAccess") != NULL,
+	      "names the CUDA call that failed: %s", gdrmap_last_error());
+	fake_set_access_fails = CUDA_ERROR_OUT_OF_MEMORY;
+	LIB(gdrmap_mem_alloc(0, 4096, &p[0][0]), ENOMEM);
+	fake_set_access_fails = CUDA_SUCCESS;
+	CHECK(fake_live_mems() == live, "%d allocations left behind after failures",
+	      fake_live_mems() - live);
 	LIB(gdrmap_mem_free(0x1234), EINVAL);
 	CHECK(strstr(gdrmap_last_error(), "not an address returned by gdrmap_mem_alloc") != NULL,
 	      "explains an unknown address: %s", gdrmap_last_error());

@@ -54,6 +54,27 @@ static void standard_places(void)
 	      ICD->fix);
 }
 
+/* HOME=/ (an init's, or a container's root) and trailing slashes: the
+ * places as the loader reads them, without doubled slashes. */
+static void slashes(void)
+{
+	static char *const env[] = { "HOME=/", "XDG_CONFIG_DIRS=/a/:/b",
+		"XDG_DATA_DIRS=/opt/share//", NULL };
+	int i;
+
+	fake_new();
+	fake_run(&r, env);
+	CHECK(searched("/.config/vulkan/icd.d") == 0 &&
+	      searched("/a/vulkan/icd.d") == 1 &&
+	      searched("/.local/share/vulkan/icd.d") == 4 &&
+	      searched("/opt/share/vulkan/icd.d") == 5,
+	      "HOME=/ and trailing slashes joined: %s", ICD->msg);
+	for (i = 0; i < r.nr_dirs; i++)
+		CHECK(!strstr(r.dirs[i], "//"), "no doubled slash: %s",
+		      r.dirs[i]);
+	CHECK(!strstr(ICD->msg, "//"), "none in the message: %s", ICD->msg);
+}
+
 static void xdg_places(void)
 {
 	static char *const env[] = { "HOME=/home/u",
@@ -159,6 +180,7 @@ static void others_only(void)
 int main(void)
 {
 	standard_places();
+	slashes();
 	xdg_places();
 	added_first();
 	replaced();

@@ -86,6 +86,31 @@ int main(void)
 	      "no loader: the loader finding explains it: %s", VKGPU->msg);
 	diag_vk_gpu(&r, NULL, devs, -1, (const uint8_t (*)[16])cuda, 2);
 	CHECK(VKGPU->state == DIAG_UNKNOWN, "never tried: unknown");
+
+	/* CUDA runs two GPUs on a machine with no NVIDIA device files and no
+	 * NVIDIA GPU on the PCI bus (the test VM's simulated GPUs): not "no
+	 * GPU, run on one that has". */
+	fake_new();
+	fake_run(&r, NULL);
+	CHECK(r.f[DIAG_DEVICES].state == DIAG_BAD &&
+	      strstr(r.f[DIAG_DEVICES].fix, "run on one that has"),
+	      "no GPU anywhere: run on one that has: %s", r.f[DIAG_DEVICES].fix);
+	diag_vk_gpu(&r, NULL, devs, -1, (const uint8_t (*)[16])cuda, 2);
+	CHECK(r.f[DIAG_DEVICES].state == DIAG_BAD &&
+	      strstr(r.f[DIAG_DEVICES].msg, "CUDA runs 2 GPUs") &&
+	      strstr(r.f[DIAG_DEVICES].msg, "/dev/nvidiactl") &&
+	      !strstr(r.f[DIAG_DEVICES].fix, "run on one that has") &&
+	      strstr(r.f[DIAG_DEVICES].fix, "gdrdrv"),
+	      "CUDA's GPUs without NVIDIA's driver: %s / %s",
+	      r.f[DIAG_DEVICES].msg, r.f[DIAG_DEVICES].fix);
+	/* An NVIDIA GPU on the bus keeps its own words. */
+	fake_new();
+	fake_gpu_machine();
+	fake_unlink("/dev/nvidiactl");
+	fake_run(&r, NULL);
+	diag_vk_gpu(&r, NULL, devs, -1, (const uint8_t (*)[16])cuda, 2);
+	CHECK(strstr(r.f[DIAG_DEVICES].msg, "though an NVIDIA GPU is on the PCI bus"),
+	      "GPU on the bus: %s", r.f[DIAG_DEVICES].msg);
 	fake_done();
 	return test_done();
 }

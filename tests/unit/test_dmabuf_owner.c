@@ -57,6 +57,12 @@ int main(void)
 	}
 	/* Named: the device that cannot export. */
 	pin_refused(g, 1, vmm[1], ENOTSUP, "CUDA device 1");
+	/* The owner's context cannot be made current: ENODEV, as
+	 * gdr_pin_buffer(3) says, naming the device. */
+	fake_ctx_broken[0] = 1;
+	pin_refused(g, 0, vmm[0], ENODEV,
+		    "no context of CUDA device 0 can be made current");
+	fake_ctx_broken[0] = 0;
 	CHECK_RET(gdr_close(g), 0);
 	return owner_done();
 }

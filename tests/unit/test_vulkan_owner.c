@@ -38,6 +38,12 @@ int main(void)
 	      wrong_device, imports);
 	CHECK(fake_live_mems() == live, "every handle given back (%d left)",
 	      fake_live_mems() - live);
+	/* The owner's context cannot be made current: ENODEV, as
+	 * gdr_pin_buffer(3) says, naming the device. */
+	fake_ctx_broken[0] = 1;
+	pin_refused(g, 0, vmm[0], ENODEV,
+		    "no context of CUDA device 0 can be made current");
+	fake_ctx_broken[0] = 0;
 	CHECK_RET(gdr_close(g), 0);
 	return owner_done();
 }

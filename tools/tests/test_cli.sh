@@ -17,6 +17,47 @@ expect "an unknown command exits 2" [ $rc = 2 ]
 expect "an unknown command is named" grep -q frobnicate "$OUT/unknown.err"
 run_rc version "$GDRMAP" --version
 expect "--version exits 0" [ $rc = 0 ]
+for a in --version version --help -h; do
+	run_rc extra "$GDRMAP" $a extra
+	expect "gdrmap $a extra exits 2 (got $rc)" [ $rc = 2 ]
+	expect "gdrmap $a extra names the stray argument" grep -q "takes no argument, not 'extra'" "$OUT/extra.err"
+done
+
+# gdrmap help [COMMAND]
+run_rc helptop "$GDRMAP" help
+expect "gdrmap help exits 0" [ $rc = 0 ]
+expect "gdrmap help is gdrmap --help" cmp -s "$OUT/helptop.out" "$OUT/top.out"
+for c in $cmds; do
+	run_rc helpc "$GDRMAP" help $c
+	run_rc dashh "$GDRMAP" $c --help
+	expect "gdrmap help $c exits 0" [ $rc = 0 ]
+	expect "gdrmap help $c is gdrmap $c --help" cmp -s "$OUT/helpc.out" "$OUT/dashh.out"
+done
+run_rc helpbad "$GDRMAP" help frobnicate
+expect "gdrmap help frobnicate exits 2" [ $rc = 2 ]
+expect "gdrmap help frobnicate names it" grep -q "unknown command 'frobnicate'" "$OUT/helpbad.err"
+run_rc helptwo "$GDRMAP" help doctor pplat
+expect "gdrmap help doctor pplat exits 2" [ $rc = 2 ]
+
+# Every line of every help fits in 79 columns.
+for h in top helptop; do
+	expect "gdrmap --help: lines of 79 columns at most" \
+		awk 'length > 79 { print FILENAME ": " $0; bad = 1 } END { exit bad }' "$OUT/$h.out"
+done
+for c in $cmds; do
+	"$GDRMAP" $c --help >"$OUT/width.out" 2>&1
+	expect "$c --help: lines of 79 columns at most" \
+		awk 'length > 79 { print "'$c': " $0; bad = 1 } END { exit bad }' "$OUT/width.out"
+	# The size sentence only where the command takes a size.
+	if grep -q ' BYTES ' "$OUT/width.out"; then
+		expect "$c --help explains the size suffixes" grep -q "Sizes take K, M or G" "$OUT/width.out"
+	else
+		expect "$c --help has no size sentence (it takes no size)" sh -c "! grep -q 'Sizes take' '$OUT/width.out'"
+	fi
+done
+"$GDRMAP" copybw --help >"$OUT/copybw-help.out"
+expect "copybw's --cpus help is about its threads, not latency" sh -c \
+	"grep -A3 -- '--cpus' '$OUT/copybw-help.out' | grep -q 'thread' && ! grep -A3 -- '--cpus' '$OUT/copybw-help.out' | grep -q latency"
 
 for c in $cmds; do
 	for h in --help -h; do
@@ -109,10 +150,43 @@ pplat -n abc
 pplat --mode
 pplat --mode foo
 pplat --mode mapping,foo
+pplat --mode mapping,,htod
+pplat --mode ,mapping
+pplat --mode mapping,
+pplat --mode ,
 pplat --responder alien
 pplat -s 4K
 doctor -a vmm
 doctor --cold
+EOF2
+
+# A bad value's error says what is accepted, with the limits
+# (each line: WANT|ARGUMENTS).
+while IFS="|" read -r want line; do
+	[ -z "$line" ] && continue
+	run_rc limit "$GDRMAP" $line
+	expect "$line exits 2 (got $rc)" [ $rc = 2 ]
+	expect "$line says the limit '$want': $(cat "$OUT/limit.err")" grep -qF -- "$want" "$OUT/limit.err"
+done <<EOF2
+10000000|copylat -w 100000000
+10000000|copybw -r 10000001
+10000000|apiperf -n 0
+10000000|pplat -n 99999999
+to 1024|copybw -t 1025
+0 to 1023|copylat -d 1024
+0 to 1023|doctor -d 5000
+1024G|copylat -s 2048G
+1024G|apiperf -o 2000G
+1024G|copybw -c 0
+K, M or G|copylat -m 1Q
+vmm, cumemalloc or auto|pplat -a nosuch
+default, wc, cache or device|copybw -M purple
+auto, gpu or cpu|pplat --responder alien
+no empty item|pplat --mode mapping,,htod
+0-3,8|copylat -C x-y
+--size 1048576|copylat -m 2M -s 1M
+copy at most 1044480 bytes|copybw -s 1M -o 4K -c 1M
+--offset 1048576 must be below --size 1048576|copybw -s 1M -o 1M
 EOF2
 
 # --json on a usage error: still exit 2, and stdout holds either nothing

@@ -137,10 +137,50 @@ if [ "$("$JSONQ" "$f" .gpu_present)" = true ]; then
 	expect "doctor -d 1000 is valid JSON" "$JSONQ" "$OUT/nogpu.out"
 fi
 
-# Runs without write access to anything and with a hostile environment.
+# One line of text per check: none ends in a colon that introduced a
+# list it left out; advice names checks, never "below" (the JSON has no
+# order to point at); the library's path is a real path.
+expect "no text line ends with a dangling ':'" sh -c "! grep -n ':\$' '$OUT/text.out'"
+expect "no fix or advice points 'below' or 'above'" sh -c \
+	"! grep -nE '\"(fix|advice)\": \"[^\"]*( below| above)' '$f'"
+lib=$("$JSONQ" "$f" .library.path)
+case $lib in
+*/../* | */./* | *//*) bad "the library's path is not a real path: $lib" ;;
+/*) ok ;;
+*) bad "the library's path is not absolute: $lib" ;;
+esac
+expect "the text shows that path" grep -qF "from $lib" "$OUT/text.out"
+
+# On a terminal the report is wrapped to 79 columns (a word longer than
+# the rest of a line stays whole); piped, each check is one line.
+if command -v script >/dev/null 2>&1; then
+	script -qc "$GDRMAP doctor $dev_opt" /dev/null </dev/null 2>/dev/null | tr -d '\r' >"$OUT/tty.out"
+	expect "on a terminal: the same checks" [ "$(grep -c '^\[' "$OUT/tty.out")" = "$(grep -c '^\[' "$OUT/text.out")" ]
+	expect "on a terminal: lines of 79 columns, but for single long words" \
+		awk 'length > 79 && $0 !~ /^ *(-> )?[^ ]+$/ { print; bad = 1 } END { exit bad }' "$OUT/tty.out"
+fi
+
+# A variable that chooses the backend is what every program here gets:
+# doctor says so, and fails on a value that names no backend.
 run_rc env env GDRMAP_BACKEND=nonsense GDRCOPY_ENABLE_LOGGING=1 \
 	"$GDRMAP" doctor --json $dev_opt
-expect "doctor with GDRMAP_BACKEND=nonsense exits 0/1" rc_in $rc 0 1
+expect "doctor with GDRMAP_BACKEND=nonsense exits 1 (got $rc)" [ $rc = 1 ]
 expect "... and its JSON is valid" "$JSONQ" "$OUT/env.out"
+expect "... names the variable" jq_is "$OUT/env.out" .default_backend_environment GDRMAP_BACKEND=nonsense
+expect "... and the library's reason" sh -c "'$JSONQ' '$OUT/env.out' .default_backend_error | grep -q 'GDRMAP_BACKEND=nonsense is not a backend'"
+expect "... no default backend" jq_is "$OUT/env.out" .default_backend null
+run_rc envtext env GDRMAP_BACKEND=nonsense "$GDRMAP" doctor $dev_opt
+expect "GDRMAP_BACKEND=nonsense: a failed backend check naming it" \
+	grep -q '^\[fail\] backend  .*GDRMAP_BACKEND=nonsense is not a backend' "$OUT/envtext.out"
+run_rc dmabuf env GDRCOPY_USE_DMABUF_MMAP=1 "$GDRMAP" doctor $dev_opt
+expect "GDRCOPY_USE_DMABUF_MMAP=1: the backend check names it" \
+	grep -q '^\[.*\] backend  .*GDRCOPY_USE_DMABUF_MMAP=1' "$OUT/dmabuf.out"
+if [ "$("$JSONQ" "$f" .gpu_present)" = false ]; then
+	# A GPU asked for on a machine without CUDA: said, and a failure.
+	run_rc nodev "$GDRMAP" doctor -d 99
+	expect "no GPU: doctor -d 99 exits 1 (got $rc)" [ $rc = 1 ]
+	expect "no GPU: doctor -d 99 says there is no device 99" \
+		grep -q '^\[fail\] gpu .*no CUDA device 99' "$OUT/nodev.out"
+fi
 
 done_tests
