@@ -141,7 +141,6 @@ struct mf {
 
 /* The library's diagnosis, run here, against CUDA's GPUs. */
 void mf_diagnose(struct mf *m, const struct tcu *cu);
-bool mf_any_cause(const struct mf *m);
 /* The names of the findings that are causes, comma-separated. */
 void mf_cause_names(const struct mf *m, char *buf, size_t len);
 /* One check per finding; a cause fails if must_work, else warns. */

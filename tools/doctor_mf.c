@@ -34,16 +34,6 @@ void mf_diagnose(struct mf *m, const struct tcu *cu)
 		    (const uint8_t (*)[16])m->cuda, m->nr_cuda);
 }
 
-bool mf_any_cause(const struct mf *m)
-{
-	int i;
-
-	for (i = 0; i < DIAG_NR; i++)
-		if (m->r.f[i].state == DIAG_BAD)
-			return true;
-	return false;
-}
-
 void mf_cause_names(const struct mf *m, char *buf, size_t len)
 {
 	size_t used = 0;
