@@ -45,6 +45,12 @@
  *   GDRMAP_BACKEND          gdrmap extension: gdrdrv, dmabuf or vulkan
  *                           forces that backend (gdr_open fails if it is
  *                           not usable, and logs why).
+ *   GDRMAP_COPY_ONLY        gdrmap extension: "0" refuses to pin GPU memory
+ *                           the module-free backend cannot map, instead of
+ *                           pinning it copy-only (gdr_map gives a pointer
+ *                           with no access, gdr_get_info mapping type NONE,
+ *                           and gdr_copy_to/from_mapping move the bytes by
+ *                           DMA; see gdrapi(3)).
  *   GDRMAP_COPY             gdrmap extension: force the copy routine set
  *                           used on write-combined mappings (generic,
  *                           sse41, avx2, avx512, movdir64b, neon) instead

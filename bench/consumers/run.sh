@@ -15,6 +15,9 @@
 #   gputests  tests/gpu, every test on every GPU
 #   gdrmap    gdrmap doctor, copylat, copybw, apiperf, pplat with -d N
 #             for every GPU
+#   ucx, mpi  UCX built from UCX_SRC over gdrmap, ucx_perftest with and
+#             without gdr_copy, and Open MPI (MPI_DEBS) over it
+#             (bench/consumers/ucx.sh); skipped without UCX_SRC
 #
 # Everything lands in OUTDIR (made if missing): summary.txt (one line per
 # part, then "N passed, N failed, N skipped"), env.txt, and a directory
@@ -30,7 +33,7 @@ mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 build=${BUILD:-/tmp/gdrmap-consumers-build}
-parts=${CONSUMERS_PARTS:-build torch nccl gputests gdrmap}
+parts=${CONSUMERS_PARTS:-build torch nccl gputests gdrmap ucx mpi}
 lat_runs=${LAT_RUNS:-3}
 python=$(command -v python3 || echo python3)
 
@@ -213,5 +216,14 @@ if want gdrmap; then
 			status gdrmap $rc "$c -d $i"
 		done
 	done
+fi
+uparts=
+want ucx && uparts=ucx
+want mpi && uparts="$uparts mpi"
+if [ -n "$uparts" ]; then
+	# shellcheck disable=SC2086
+	BUILD="$build" bench/consumers/ucx.sh "$out/ucx" $uparts >"$out/ucx.log" 2>&1
+	rc=$?
+	status ucx $rc "$uparts: $(tail -n 1 "$out/ucx/ucx-summary.txt" 2>/dev/null)"
 fi
 finish

@@ -107,6 +107,10 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--mpi":
         sys.exit(mpi(sys.argv[2]))
     if len(sys.argv) == 2:
-        sys.exit(perftest(sys.argv[1]))
+        try:
+            sys.exit(perftest(sys.argv[1]))
+        except OSError as e:
+            print("summarize_ucx.py: %s" % e, file=sys.stderr)
+            sys.exit(1)
     print(__doc__, file=sys.stderr)
     sys.exit(2)

@@ -85,6 +85,43 @@ expect "sizes without a gdrmap run are reported missing" grep -q ', 3 missing$' 
 python3 "$here/summarize.py" "$OUT/nothing" >/dev/null 2>&1
 expect "summarize.py without runs exits 1" [ $? = 1 ]
 
+# The UCX part: without a GPU it skips and says so; its summaries judge
+# as documented, on made-up runs.
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+	UCX_SRC=/nonexistent "$here/ucx.sh" "$OUT/ucx" >"$OUT/u.out" 2>&1
+	rc=$?
+	expect "ucx.sh without a GPU exits 77 (got $rc)" [ $rc = 77 ]
+	expect "ucx.sh says why" grep -q '^ucx *skip *no GPU' "$OUT/ucx/ucx-summary.txt"
+fi
+{
+	echo "test,mem,size,alloc,gdr_copy,run,typical_us,avg_us,bw_MBs"
+	for run in 1 2 3; do
+		echo "tag_lat,cuda-host,8,legacy,1,$run,8.$run,8.5,1"
+		echo "tag_lat,cuda-host,8,legacy,0,$run,10.$run,10.5,1"
+		echo "tag_lat,host-cuda,8,vmm,1,$run,20.$run,20.5,1"
+		echo "tag_lat,host-cuda,8,vmm,0,$run,10.$run,10.5,1"
+		echo "tag_bw,cuda-host,65536,vmm,1,$run,1,1,500$run"
+		echo "tag_bw,cuda-host,65536,vmm,0,$run,1,1,500$run"
+		echo "ucp_get,cuda-host,8,legacy,1,$run,,,"
+		echo "ucp_get,cuda-host,8,legacy,0,$run,,,"
+	done
+} >"$OUT/p.csv"
+python3 "$here/summarize_ucx.py" "$OUT/p.csv" >"$OUT/p.md"
+expect "summarize_ucx.py exits 0" [ $? = 0 ]
+expect "faster with gdr_copy" grep -q '^| tag_lat | cuda-host | 8 | cudaMalloc | 8.20 (8.10-8.30) us | 10.20 (10.10-10.30) us | 0.80 | faster |$' "$OUT/p.md"
+expect "slower with gdr_copy" grep -q '^| tag_lat | host-cuda | 8 | cuMemCreate | .* | 1.98 | slower |$' "$OUT/p.md"
+expect "bandwidth: same" grep -q '^| tag_bw | cuda-host | 65536 | cuMemCreate | .* | 1.00 | same |$' "$OUT/p.md"
+expect "failed both ways: unsupported" grep -q '^| ucp_get | .* | unsupported |$' "$OUT/p.md"
+mkdir -p "$OUT/mpi"
+for gdr in 0 1; do
+	printf '# buffers\n      8    %s.00     9.00\n# data checked both ways: right\n' \
+		$((gdr ? 1 : 7)) >"$OUT/mpi/pingpong-DH-vmm-gdr$gdr-run1.txt"
+done
+python3 "$here/summarize_ucx.py" --mpi "$OUT/mpi" >"$OUT/m.md"
+expect "summarize_ucx.py --mpi judges" grep -q '^| D,H | cuMemCreate | 8 | 1.00 (1.00-1.00) | 7.00 (7.00-7.00) | 0.14 | faster |$' "$OUT/m.md"
+python3 "$here/summarize_ucx.py" "$OUT/nothing.csv" >/dev/null 2>&1
+expect "summarize_ucx.py without runs exits non-zero" [ $? != 0 ]
+
 if [ $skipped -gt 0 ]; then
 	echo "$passed passed, $failed failed, $skipped skipped"
 else
