@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What the diagnosis's parts (diag*.c) share: reading below the root,
- * the environment given, and writing findings. */
+/* What the diagnosis's parts (diag*.c) share, defined in diag_util.c:
+ * reading below the root, the environment given, and writing findings. */
 #ifndef GDRMAP_DIAG_UTIL_H
 #define GDRMAP_DIAG_UTIL_H
 
