@@ -303,11 +303,8 @@ static int gdrdrv_map(struct gdr *g, struct gdr_region *r, size_t len,
 
 		err = drv_ioctl(g, GDRDRV_IOC_REQ_MAPPING_TYPE, &req);
 		if (err) {
-			const char *ws;
-
-			gdr_get_mapping_type_string(want, &ws);
 			gdr_err("gdrdrv cannot give a %s mapping on this platform (%s): map with GDR_MAP_FLAG_DEFAULT",
-				ws, strerror(err));
+				gdr_mapping_type_name(want), strerror(err));
 			return err;
 		}
 	}

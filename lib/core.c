@@ -307,19 +307,6 @@ GDR_API int gdr_get_info(gdr_t g, gdr_mh_t handle, struct gdr_info_v1 *info)
 	return err;
 }
 
-static const char *const type_names[GDR_MAPPING_TYPE_MAX] = {
-	[GDR_MAPPING_TYPE_NONE] = "None",
-	[GDR_MAPPING_TYPE_WC] = "Write Combining",
-	[GDR_MAPPING_TYPE_CACHING] = "Caching",
-	[GDR_MAPPING_TYPE_DEVICE] = "Device",
-};
-
-static const char *type_name(gdr_mapping_type_t type)
-{
-	return (unsigned int)type < GDR_MAPPING_TYPE_MAX ? type_names[type] :
-							   "an unknown type";
-}
-
 GDR_API int gdr_get_mapping_type_string(gdr_mapping_type_t type,
 					const char **pstr)
 {
@@ -327,7 +314,7 @@ GDR_API int gdr_get_mapping_type_string(gdr_mapping_type_t type,
 		gdr_err("%s", pstr ? "unknown mapping type" : "pstr is NULL");
 		return EINVAL;
 	}
-	*pstr = type_names[type];
+	*pstr = gdr_mapping_type_name(type);
 	return 0;
 }
 
@@ -378,7 +365,8 @@ static int map_region(gdr_t g, struct gdr_region *r, gdr_mh_t handle,
 	/* EOPNOTSUPP, as GDRCopy's gdrdrv: callers test it to fall back. */
 	if (want != GDR_MAPPING_TYPE_NONE && got != want) {
 		gdr_err("the %s backend mapped as %s, not %s as asked: map with GDR_MAP_FLAG_DEFAULT",
-			g->ops.name, type_name(got), type_name(want));
+			g->ops.name, gdr_mapping_type_name(got),
+			gdr_mapping_type_name(want));
 		err = EOPNOTSUPP;
 		goto unmap;
 	}

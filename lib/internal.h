@@ -15,6 +15,27 @@
 
 struct gdr_copy_impl;
 
+/*
+ * A mapping type's name, as gdr_get_mapping_type_string() gives it, or
+ * "an unknown type".  For the library's own messages: unlike that call it
+ * leaves the thread's last error alone.
+ */
+static inline const char *gdr_mapping_type_name(gdr_mapping_type_t type)
+{
+	switch (type) {
+	case GDR_MAPPING_TYPE_NONE:
+		return "None";
+	case GDR_MAPPING_TYPE_WC:
+		return "Write Combining";
+	case GDR_MAPPING_TYPE_CACHING:
+		return "Caching";
+	case GDR_MAPPING_TYPE_DEVICE:
+		return "Device";
+	default:
+		return "an unknown type";
+	}
+}
+
 struct gdr {
 	/* Serialises every change of this instance's regions and every
 	 * backend call. */
