@@ -9,9 +9,7 @@
  * from mapping its memory; with no GPU at all the same findings only
  * warn, so scripts can run it anywhere.
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,25 +20,6 @@
 #include "cudaload.h"
 #include "doctor.h"
 #include "session.h"
-
-const char *const verdict_names[] = { "ok", "warn", "fail" };
-
-void check_add(struct checks *cs, const char *name, enum verdict v,
-	       const char *advice, const char *fmt, ...)
-{
-	struct check *c;
-	va_list ap;
-
-	if (cs->n >= MAX_CHECKS)
-		return;
-	c = &cs->c[cs->n++];
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	c->v = v;
-	snprintf(c->advice, sizeof(c->advice), "%s", advice ? advice : "");
-	va_start(ap, fmt);
-	vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
-	va_end(ap);
-}
 
 static const char *human(unsigned long long b, char *buf, size_t len)
 {
@@ -221,27 +200,6 @@ static void backend_checks(struct checks *cs, const struct backend_probe *bp,
 				  b->drv_major, b->drv_minor);
 	}
 	default_check(cs, bp, def, gpu, chosen);
-}
-
-const char *library_file(char *buf, size_t len)
-{
-	char dir[4096], *real;
-	const char *slash;
-	Dl_info dl;
-
-	if (!dladdr((void *)gdr_open, &dl) || !dl.dli_fname)
-		return "?";
-	slash = strrchr(dl.dli_fname, '/');
-	if (!slash || (size_t)(slash - dl.dli_fname) >= sizeof(dir))
-		return dl.dli_fname;
-	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - dl.dli_fname),
-		 dl.dli_fname);
-	real = realpath(dir[0] ? dir : "/", NULL);
-	if (!real)
-		return dl.dli_fname;
-	snprintf(buf, len, "%s%s", strcmp(real, "/") ? real : "", slash);
-	free(real);
-	return buf;
 }
 
 static void system_checks(struct checks *cs, const struct gpu *gpus, int ng,

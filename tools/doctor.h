@@ -10,31 +10,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "checks.h"
 #include "cudaload.h"
 #include "diag.h"
 #include "json.h"
 
-enum verdict { V_OK, V_WARN, V_FAIL };
-
-struct check {
-	char name[48];
-	enum verdict v;
-	char msg[400];
-	char advice[400];
-};
-
-#define MAX_CHECKS 96
-
-struct checks {
-	struct check c[MAX_CHECKS];
-	int n;
-};
-
-__attribute__((format(printf, 5, 6)))
-void check_add(struct checks *cs, const char *name, enum verdict v,
-	       const char *advice, const char *fmt, ...);
-
-/* --- sysfs (doctor_sys.c) --- */
+/* --- the system: sysfs, modules, the library in use (doctor_sys.c) --- */
 
 #define MAX_CHAIN 16
 
@@ -71,6 +52,14 @@ struct nic {
 int rdma_nics(struct nic *nics, int max);
 
 bool module_loaded(const char *name);
+
+/* The NVIDIA kernel driver's version (/sys/module/nvidia/version), or
+ * why it is unknown. */
+const char *nvidia_version(char *buf, size_t len);
+
+/* The file libgdrapi was loaded from, its directory a real path (not
+ * ".../tools/../lib", as the run path gives); "?" if unknown. */
+const char *library_file(char *buf, size_t len);
 
 /* IOMMU: whether any is active, and a function's group type
  * ("identity", "DMA", "DMA-FQ", ...; "" if unknown). */
@@ -188,15 +177,6 @@ struct report {
 	bool simulated;
 };
 
-extern const char *const verdict_names[];
-
-/* The NVIDIA kernel driver's version (/sys/module/nvidia/version). */
-const char *nvidia_version(char *buf, size_t len);
-
 void doctor_json(const struct report *r);
-
-/* The file libgdrapi was loaded from, its directory a real path (not
- * ".../tools/../lib", as the run path gives); "?" if unknown. */
-const char *library_file(char *buf, size_t len);
 
 #endif /* GDRMAP_TOOLS_DOCTOR_H */

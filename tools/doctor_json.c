@@ -3,7 +3,6 @@
  * doctor's JSON report: every fact it gathered and every check, in the
  * shape tools/README.md documents (unknown values null, never omitted).
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -49,15 +48,6 @@ static void iommu_cmdline(char *buf, size_t len)
 		if (strstr(tok, "iommu") && used < len)
 			used += (size_t)snprintf(buf + used, len - used, "%s%s",
 						 used ? " " : "", tok);
-}
-
-/* The NVIDIA kernel driver's version, from its module (no root needed). */
-const char *nvidia_version(char *buf, size_t len)
-{
-	if (read_line("/sys/module/nvidia/version", buf, len))
-		snprintf(buf, len, "%s", module_loaded("nvidia") ?
-			 "(version unknown)" : "(nvidia module not loaded)");
-	return buf;
 }
 
 static void json_gpus(struct json *j, const struct report *r)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * What doctor reads from sysfs, all of it readable without root except
- * the PCIe extended config space that holds ACS.
+ * What doctor reads from the system: sysfs, all of it readable without
+ * root except the PCIe extended config space that holds ACS; the NVIDIA
+ * module's version; the file the library in use was loaded from.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "affinity.h"
 #include "doctor.h"
+#include "gdrapi.h"
 
 static bool is_bdf(const char *s)
 {
@@ -213,4 +216,34 @@ int acs_redirects(const struct pci_place *p, char *where, size_t len)
 		}
 	}
 	return unreadable ? -1 : 0;
+}
+
+/* From the module's sysfs directory: no root needed. */
+const char *nvidia_version(char *buf, size_t len)
+{
+	if (read_line("/sys/module/nvidia/version", buf, len))
+		snprintf(buf, len, "%s", module_loaded("nvidia") ?
+			 "(version unknown)" : "(nvidia module not loaded)");
+	return buf;
+}
+
+const char *library_file(char *buf, size_t len)
+{
+	char dir[4096], *real;
+	const char *slash;
+	Dl_info dl;
+
+	if (!dladdr((void *)gdr_open, &dl) || !dl.dli_fname)
+		return "?";
+	slash = strrchr(dl.dli_fname, '/');
+	if (!slash || (size_t)(slash - dl.dli_fname) >= sizeof(dir))
+		return dl.dli_fname;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - dl.dli_fname),
+		 dl.dli_fname);
+	real = realpath(dir[0] ? dir : "/", NULL);
+	if (!real)
+		return dl.dli_fname;
+	snprintf(buf, len, "%s%s", strcmp(real, "/") ? real : "", slash);
+	free(real);
+	return buf;
 }
