@@ -4,12 +4,12 @@
  * cause looked for on its own, so that one missing piece never hides
  * another, each with the fix for it.
  *
- * One implementation for two users: it is compiled into libgdrapi, where
- * gdr_open's failure lists the causes (gdrmap_last_error()), and into the
- * gdrmap command, where doctor makes each finding a check and writes the
- * facts behind it as JSON.  doctor cannot get those facts through the
- * library's public API (text only, and the library in use may be
- * another libgdrapi.so.2), so it compiles the same source.
+ * One implementation for two users, built once into an internal archive
+ * (libgdrdiag.a, lib/lib.mk): libgdrapi links it, and gdr_open's failure
+ * lists the causes (gdrmap_last_error()); the gdrmap command links it,
+ * and doctor makes each finding a check and writes the facts behind it
+ * as JSON.  doctor cannot get those facts through the library's public
+ * API (text only, and the library in use may be another libgdrapi.so.2).
  *
  * Nothing here depends on the process's state: files are read below
  * env->root, variables come from env->envp and libraries are loaded

@@ -7,8 +7,18 @@ LIB_MAP      := lib/libgdrapi.map
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 
+# Why the module-free backend cannot work here (diag*.c) and the Vulkan
+# devices it enumerates (vulkan.c), built once into an archive of their
+# own that the library links and the gdrmap command links too (doctor
+# needs the facts, not only the text a libgdrapi.so.2 gives, and the
+# library in use may be another one).  They call nothing else of the
+# library.
+LIB_DIAG_OBJS := $(patsubst %.c,$(O)/%.o,$(wildcard lib/diag*.c) lib/vulkan.c)
+LIB_DIAG_A    := $(O)/lib/libgdrdiag.a
+
 # COPY_OBJS comes from lib/copy/copy.mk.
 LIB_ALL_OBJS = $(LIB_OBJS) $(COPY_OBJS)
+LIB_SO_INPUTS = $(filter-out $(LIB_DIAG_OBJS),$(LIB_ALL_OBJS)) $(LIB_DIAG_A)
 
 LIB_SO     := $(O)/lib/$(LIB_REALNAME)
 # Every object of the library in one archive, hidden symbols included, so
@@ -16,16 +26,21 @@ LIB_SO     := $(O)/lib/$(LIB_REALNAME)
 LIB_INTERNAL_A := $(O)/lib/libgdrapi-internal.a
 
 .PHONY: lib
-lib: $(LIB_SO) $(O)/lib/$(LIB_SONAME) $(O)/lib/libgdrapi.so $(LIB_INTERNAL_A)
+lib: $(LIB_SO) $(O)/lib/$(LIB_SONAME) $(O)/lib/libgdrapi.so $(LIB_INTERNAL_A) \
+	$(LIB_DIAG_A)
 
 $(O)/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -MMD -MP -c -o $@ $<
 
-$(LIB_SO): $(LIB_ALL_OBJS) $(LIB_MAP)
+$(LIB_SO): $(LIB_SO_INPUTS) $(LIB_MAP)
 	$(CC) $(SANFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) -Wl,-z,defs \
-		-Wl,--version-script=$(LIB_MAP) -o $@ $(LIB_ALL_OBJS) \
+		-Wl,--version-script=$(LIB_MAP) -o $@ $(LIB_SO_INPUTS) \
 		-lpthread -ldl
+
+$(LIB_DIAG_A): $(LIB_DIAG_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
 
 $(O)/lib/$(LIB_SONAME): $(LIB_SO)
 	ln -sf $(LIB_REALNAME) $@

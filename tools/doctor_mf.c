@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * doctor's module-free checks: the library's own diagnosis (lib/diag*.c
- * and lib/vulkan.c, compiled into the command as well, so the findings
- * and their words are the library's whichever libgdrapi.so.2 is loaded)
+ * and lib/vulkan.c, the archive libgdrdiag.a linked into the command as
+ * well, so the findings and their words are the library's whichever
+ * libgdrapi.so.2 is loaded)
  * made into one check per finding; and which allocators' memory this
  * machine can pin, with a module and without.
  */

@@ -5,12 +5,10 @@
 # installed.  TOOLS_RPATH= drops the run path (packages).
 
 TOOLS_SRCS := $(filter-out tools/gdrmap.c,$(wildcard tools/*.c))
-# The library's diagnosis of the module-free backend, compiled in as well:
-# doctor needs its facts, not only the text a libgdrapi.so.2 gives (and
-# the library in use may be another one).  One source, two builds.
-TOOLS_LIB_SRCS := $(wildcard lib/diag*.c) lib/vulkan.c
-TOOLS_OBJS := $(patsubst %.c,$(O)/%.o,$(TOOLS_SRCS)) \
-	$(patsubst lib/%.c,$(O)/tools/lib/%.o,$(TOOLS_LIB_SRCS))
+TOOLS_OBJS := $(patsubst %.c,$(O)/%.o,$(TOOLS_SRCS))
+# Linked in as well: the library's diagnosis of the module-free backend
+# ($(LIB_DIAG_A), lib/lib.mk), whose facts doctor reports.
+TOOLS_LIBS = $(LIB_DIAG_A) -L$(O)/lib -lgdrapi -ldl -lpthread -lm
 GDRMAP_BIN := $(O)/tools/gdrmap
 TOOLS_RPATH ?= $$ORIGIN/../lib
 ifneq ($(TOOLS_RPATH),)
@@ -22,13 +20,9 @@ $(O)/tools/%.o: tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOLS_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(O)/tools/lib/%.o: lib/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(TOOLS_CFLAGS) -MMD -MP -c -o $@ $<
-
-$(GDRMAP_BIN): $(O)/tools/gdrmap.o $(TOOLS_OBJS) | lib
-	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $^ -L$(O)/lib -lgdrapi \
-		$(TOOLS_LDRPATH) -ldl -lpthread -lm
+$(GDRMAP_BIN): $(O)/tools/gdrmap.o $(TOOLS_OBJS) $(LIB_DIAG_A) | lib
+	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(O)/tools/gdrmap.o $(TOOLS_OBJS) \
+		$(TOOLS_LDRPATH) $(TOOLS_LIBS)
 
 # The JSON checker the tests (and the VM's checks) use: no python there.
 JSONQ_BIN := $(O)/tools/tests/jsonq
@@ -38,10 +32,10 @@ $(JSONQ_BIN): tools/tests/jsonq.c
 
 # Unit tests of the pure parts, linked with the tools' objects.
 TOOLS_UNIT := $(O)/tools/tests/test_units
-$(TOOLS_UNIT): tools/tests/test_units.c $(TOOLS_OBJS) | lib
+$(TOOLS_UNIT): tools/tests/test_units.c $(TOOLS_OBJS) $(LIB_DIAG_A) | lib
 	@mkdir -p $(dir $@)
-	$(CC) $(TOOLS_CFLAGS) -Itests/common -o $@ $^ -L$(O)/lib -lgdrapi \
-		-Wl,-rpath,$(abspath $(O))/lib -ldl -lpthread -lm
+	$(CC) $(TOOLS_CFLAGS) -Itests/common -o $@ $< $(TOOLS_OBJS) \
+		-Wl,-rpath,$(abspath $(O))/lib $(TOOLS_LIBS)
 
 TOOLS_TESTS := $(TOOLS_UNIT) $(wildcard tools/tests/test_*.sh)
 
