@@ -12,19 +12,20 @@
 #include "copy.h"
 
 /*
- * Preferred first.  Measured with these routines through a BAR1 mapping of
- * the H200 machine (h200-bar1.md; GB/s, 64 MiB writes, 8 MiB reads):
+ * Preferred first.  Measured with these routines through the vulkan
+ * backend's BAR1 mapping on the H200 machine (GB/s, 64 MiB writes, 8 MiB
+ * reads, median of 9; bench/results/h200/2026-11-21-h200_copy.txt):
  *
  *	set		write	read
- *	avx512		20.3	0.93
- *	avx2		19.8	0.77
- *	movdir64b	20.0	0.67 (SSE4.1 reads)
- *	sse41		16.1	0.67
- *	generic		18.8	0.008 (a round trip per 8-byte word)
+ *	avx512		18.75	0.922
+ *	avx2		19.02	0.758
+ *	movdir64b	19.07	0.660 (SSE4.1 reads)
+ *	sse41		18.87	0.661
+ *	generic		18.54	0.008 (a round trip per 8-byte word)
  *
  * Writes are all close, so reads decide, and one 64-byte load per line
  * reads fastest.  MOVDIR64B writes no faster than non-temporal vector
- * stores (slower at 1 MiB: 49 against 42 us), so it ranks below AVX2: it
+ * stores (slower at 1 MiB: 49 against 44 us), so it ranks below AVX2: it
  * is chosen on its own only on a CPU without AVX2, or when forced.
  */
 const struct gdr_copy_impl *const gdr_copy_impls[] = {

@@ -10,8 +10,9 @@
 /*
  * Before the first load of a read.  Streaming loads can be served from the
  * CPU's streaming-load buffers, holding data older than a read that already
- * returned (h200-bar1.md: 35% of reads of a live counter went backwards
- * without it); a full fence drains them.  On arm64 the mapping is in the
+ * returned (35% of reads of a live counter went backwards without it on
+ * the H200: bench/results/h200/2026-11-21-bar1.md); a full fence drains
+ * them.  On arm64 the mapping is in the
  * outer-shareable domain, so the barrier is `dmb osh`, not `dmb ish`.
  */
 static inline void gdr_fence_before_read(void)

@@ -98,7 +98,8 @@ static GDR_COPY_INLINE int gdr_head_piece(unsigned char **d,
  *
  * On x86 the vector primitives use non-temporal stores.  On a
  * write-combined mapping plain and non-temporal stores combine alike
- * (h200-bar1.md: both reach ~20 GB/s); a non-temporal store also stays
+ * (both reach ~20 GB/s on the H200:
+ * bench/results/h200/2026-11-21-bar1.md); a non-temporal store also stays
  * write-combining if a page ends up cacheable by mistake, where a plain
  * store would first read the line from the device.  Their alignment rule
  * is met by the walk.
