@@ -4,8 +4,7 @@
  * exported by nvidia.ko and by gdrmap's simulated GPU (sim/nvsim.ko).
  *
  * Written for gdrmap from the facts of the API (names, signatures, values
- * and struct layouts, see docs/abi-facts or shared/reference/abi-facts.md
- * section 3).  gdrdrv is built against this file when no NVIDIA driver
+ * and struct layouts: docs/abi.md section 3).  gdrdrv is built against this file when no NVIDIA driver
  * source tree is given; with one, the driver's own nv-p2p.h is used.
  * Layouts follow page-table version 2.0 (driver 580.65.06 and later).
  */

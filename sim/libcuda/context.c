@@ -57,8 +57,8 @@ CUresult need_ctx(CUcontext *out)
  * answer under the calling thread's current context?  As NVIDIA's driver
  * answers cuMemGetAddressRange: no context, CUDA_ERROR_INVALID_CONTEXT
  * (measured on an H100, bench/results/h100/2026-11-23-probes/ctx-probe.txt);
- * a context of another GPU, CUDA_ERROR_NOT_FOUND (seen on two H200s, for
- * device 1's memory under device 0's primary context: issue 10); any
+ * a context of another GPU, CUDA_ERROR_NOT_FOUND (measured on two H200s,
+ * bench/results/h200x2/2026-11-23-consumers/probes/ctx-probe.txt); any
  * context of the owner, primary or created, yes.  cuPointerGetAttribute
  * and cuMemRetainAllocationHandle answer under any context and do not ask.
  * Called with shim_lock held.

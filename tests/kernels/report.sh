@@ -14,7 +14,7 @@ die() { echo "report: $*" >&2; exit 1; }
 
 update=0
 [ "${1:-}" = -u ] && { update=1; shift; }
-[ $# -ge 1 ] || die "usage: $0 [-u] RESULTS [docs/testing.md gdrdrv-README.md]"
+[ $# -ge 1 ] || die "usage: $0 [-u] RESULTS [docs/testing.md kernel/gdrdrv/README.md]"
 results=$1
 [ -s "$results" ] || die "no results in $results: run make check (or make check-kernels)"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The user API's binary layout and values, as GDRCopy 2.6 defines them
- * (shared/reference/abi-facts.md section 2).
+ * (docs/abi.md section 2).
  */
 #include <stddef.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The gdrdrv ioctl ABI: command values, struct sizes and field offsets, as
- * GDRCopy 2.x defines them (shared/reference/abi-facts.md section 1.5).
+ * GDRCopy 2.x defines them (docs/abi.md section 1.5).
  */
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The in-tree nvidia_p2p declarations (kernel/nvidia/nv-p2p.h) lay structs
- * out as NVIDIA's driver does on LP64 (abi-facts.md section 3.3), so a
+ * out as NVIDIA's driver does on LP64 (docs/abi.md section 3.3), so a
  * gdrdrv built against them works with the real nvidia.ko.
  */
 #include <stddef.h>
