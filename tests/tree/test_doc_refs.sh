@@ -1,7 +1,7 @@
 #!/bin/sh
 # Every document the tree names is in the tree, and the code explains
 # itself without an issue tracker:
-#   - each NAME.md that a tracked file mentions is a file of the tree
+#   - each Markdown file a tracked file mentions is a file of the tree
 #     (what scripts write, such as OUT/mpi/pingpong.md, is named by a
 #     path that ends in a results file's name; "$dir/x.md" is not a name);
 #   - no source file (code, make fragments, scripts) says "issue N" or
