@@ -27,6 +27,7 @@
 
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
+#include "cuda_load.h"
 #include "copy/copy.h"
 #include "gdrapi.h"
 
@@ -318,21 +319,22 @@ static void pin_costs(size_t alloc)
 
 static int load_cuda(void)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+	const struct cuda_sym syms[] = {
+		CUDA_SYM(cuInit, &cu.Init),
+		CUDA_SYM(cuDeviceGet, &cu.DeviceGet),
+		CUDA_SYM(cuDevicePrimaryCtxRetain, &cu.DevicePrimaryCtxRetain),
+		CUDA_SYM(cuCtxSetCurrent, &cu.CtxSetCurrent),
+		CUDA_SYM(cuMemAllocHost_v2, &cu.MemAllocHost),
+		CUDA_SYM(cuMemcpyHtoD_v2, &cu.MemcpyHtoD),
+		CUDA_SYM(cuMemcpyDtoH_v2, &cu.MemcpyDtoH),
+		CUDA_SYM(cuDriverGetVersion, &cu.DriverGetVersion),
+		CUDA_SYM(cuCtxSynchronize, &cu.CtxSynchronize),
+	};
 	CUcontext ctx;
 	CUdevice dev;
 
-	if (!lib)
+	if (cuda_load_syms(syms, sizeof(syms) / sizeof(syms[0]), NULL))
 		return -1;
-	*(void **)&cu.Init = dlsym(lib, "cuInit");
-	*(void **)&cu.DeviceGet = dlsym(lib, "cuDeviceGet");
-	*(void **)&cu.DevicePrimaryCtxRetain = dlsym(lib, "cuDevicePrimaryCtxRetain");
-	*(void **)&cu.CtxSetCurrent = dlsym(lib, "cuCtxSetCurrent");
-	*(void **)&cu.MemAllocHost = dlsym(lib, "cuMemAllocHost_v2");
-	*(void **)&cu.MemcpyHtoD = dlsym(lib, "cuMemcpyHtoD_v2");
-	*(void **)&cu.MemcpyDtoH = dlsym(lib, "cuMemcpyDtoH_v2");
-	*(void **)&cu.DriverGetVersion = dlsym(lib, "cuDriverGetVersion");
-	*(void **)&cu.CtxSynchronize = dlsym(lib, "cuCtxSynchronize");
 	if (cu.Init(0) || cu.DeviceGet(&dev, 0) ||
 	    cu.DevicePrimaryCtxRetain(&ctx, dev) || cu.CtxSetCurrent(ctx))
 		return -1;

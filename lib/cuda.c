@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_load.h"
 #include "cuda_syms.h"
 #include "internal.h"
 #include "log.h"
@@ -42,33 +43,32 @@ void gdr_cuda_use_syms(const struct gdr_cuda_syms *syms)
 
 static int load_syms(void)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+#define GDR_CUDA_SYM_DEV(field, sym) CUDA_SYM(sym, &cuda.dev.field),
+#define GDR_CUDA_SYM_MEM(field, sym) CUDA_SYM(sym, &cuda.mem.field),
+#define GDR_CUDA_SYM_CTX(field, sym) CUDA_SYM(sym, &cuda.ctx.field),
+	const struct cuda_sym syms[] = {
+		GDR_CUDA_DEVICE_FUNCS(GDR_CUDA_SYM_DEV)
+		GDR_CUDA_MEMORY_FUNCS(GDR_CUDA_SYM_MEM)
+		GDR_CUDA_CONTEXT_FUNCS(GDR_CUDA_SYM_CTX)
+	};
+#undef GDR_CUDA_SYM_DEV
+#undef GDR_CUDA_SYM_MEM
+#undef GDR_CUDA_SYM_CTX
+	const char *what;
 
-	if (!lib) {
+	switch (cuda_load_syms(syms, sizeof(syms) / sizeof(syms[0]), &what)) {
+	case CUDA_LOADED:
+		return 0;
+	case CUDA_NO_LIBRARY:
 		snprintf(cuda_why, sizeof(cuda_why),
 			 "libcuda.so.1 (the NVIDIA driver's CUDA library) cannot be loaded: install the NVIDIA driver, or add its directory to LD_LIBRARY_PATH");
 		return -1;
+	default:
+		snprintf(cuda_why, sizeof(cuda_why),
+			 "libcuda.so.1 has no %s: the NVIDIA driver is too old (CUDA 11.3 or newer needed)",
+			 what);
+		return -1;
 	}
-#define GDR_CUDA_LOAD(table, field, sym)				\
-	*(void **)&cuda.table.field = dlsym(lib, #sym);			\
-	if (!cuda.table.field) {					\
-		snprintf(cuda_why, sizeof(cuda_why),			\
-			 "libcuda.so.1 has no %s: the NVIDIA driver is too old (CUDA 11.3 or newer needed)", \
-			 #sym);						\
-		return -1;						\
-	}
-#define GDR_CUDA_LOAD_DEV(field, sym) GDR_CUDA_LOAD(dev, field, sym)
-#define GDR_CUDA_LOAD_MEM(field, sym) GDR_CUDA_LOAD(mem, field, sym)
-#define GDR_CUDA_LOAD_CTX(field, sym) GDR_CUDA_LOAD(ctx, field, sym)
-	GDR_CUDA_DEVICE_FUNCS(GDR_CUDA_LOAD_DEV)
-	GDR_CUDA_MEMORY_FUNCS(GDR_CUDA_LOAD_MEM)
-	GDR_CUDA_CONTEXT_FUNCS(GDR_CUDA_LOAD_CTX)
-#undef GDR_CUDA_LOAD_DEV
-#undef GDR_CUDA_LOAD_MEM
-#undef GDR_CUDA_LOAD_CTX
-#undef GDR_CUDA_LOAD
-	/* libcuda stays loaded for the life of the process, as CUDA expects. */
-	return 0;
 }
 
 static void cuda_load(void)

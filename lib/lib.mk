@@ -4,7 +4,8 @@ LIB_SONAME   := libgdrapi.so.2
 LIB_REALNAME := libgdrapi.so.2.6
 LIB_MAP      := lib/libgdrapi.map
 
-LIB_SRCS := $(wildcard lib/*.c)
+# common/cuda_load.c: the loader of libcuda.so.1 the whole tree shares.
+LIB_SRCS := $(wildcard lib/*.c) common/cuda_load.c
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 
 # Why the module-free backend cannot work here (diag*.c) and the Vulkan
@@ -30,6 +31,12 @@ lib: $(LIB_SO) $(O)/lib/$(LIB_SONAME) $(O)/lib/libgdrapi.so $(LIB_INTERNAL_A) \
 	$(LIB_DIAG_A)
 
 $(O)/lib/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -MMD -MP -c -o $@ $<
+
+# Built once, position independent, for the library and for every other
+# program of the tree that loads CUDA (the command, tests, benchmarks).
+$(O)/common/%.o: common/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -MMD -MP -c -o $@ $<
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* libcuda.so.1 loaded at run time for the tools (cudaload.h). */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "affinity.h"
+#include "cuda_load.h"
 #include "cudaload.h"
 
 static struct tcu cu;
@@ -15,28 +15,31 @@ static CUcontext primary[64];
 
 static int load(void)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+#define TCU_SYM(field, sym) CUDA_SYM(sym, &cu.field),
+#define TCU_SYM_OPT(field, sym) CUDA_SYM_OPT(sym, &cu.field),
+	const struct cuda_sym syms[] = {
+		TCU_REQUIRED(TCU_SYM)
+		TCU_OPTIONAL(TCU_SYM_OPT)
+	};
+#undef TCU_SYM
+#undef TCU_SYM_OPT
+	const char *what;
 	char err[160];
 	CUresult res;
 
-	if (!lib) {
+	switch (cuda_load_syms(syms, sizeof(syms) / sizeof(syms[0]), &what)) {
+	case CUDA_LOADED:
+		break;
+	case CUDA_NO_LIBRARY:
 		snprintf(load_why, sizeof(load_why),
 			 "no GPU: libcuda.so.1 (the NVIDIA driver's CUDA library) cannot be loaded; install the NVIDIA driver or add its directory to LD_LIBRARY_PATH");
 		return -1;
+	default:
+		snprintf(load_why, sizeof(load_why),
+			 "libcuda.so.1 lacks %s: the NVIDIA driver is too old",
+			 what);
+		return -1;
 	}
-#define TCU_LOAD(field, sym)						\
-	*(void **)&cu.field = dlsym(lib, #sym);				\
-	if (!cu.field) {						\
-		snprintf(load_why, sizeof(load_why),			\
-			 "libcuda.so.1 lacks %s: the NVIDIA driver is too old", \
-			 #sym);						\
-		return -1;						\
-	}
-	TCU_REQUIRED(TCU_LOAD)
-#undef TCU_LOAD
-#define TCU_LOAD_OPT(field, sym) *(void **)&cu.field = dlsym(lib, #sym);
-	TCU_OPTIONAL(TCU_LOAD_OPT)
-#undef TCU_LOAD_OPT
 	res = cu.Init(0);
 	if (res != CUDA_SUCCESS) {
 		snprintf(load_why, sizeof(load_why),

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CUDA driver API for the tools, loaded at run time (dlopen) with the
- * in-tree declarations of common/cuda_defs.h, so the tools build without
- * the CUDA toolkit and run (doctor) or fail cleanly (the rest) without a
- * GPU.  Functions only some subcommands need are optional: the simulated
- * GPU's libcuda, for one, runs no kernels.
+ * The CUDA driver API for the tools, loaded at run time by the tree's
+ * loader (common/cuda_load.h) with the in-tree declarations of
+ * common/cuda_defs.h, so the tools build without the CUDA toolkit and
+ * run (doctor) or fail cleanly (the rest) without a GPU.  Functions only
+ * some subcommands need are optional: the simulated GPU's libcuda, for
+ * one, runs no kernels.
  */
 #ifndef GDRMAP_TOOLS_CUDALOAD_H
 #define GDRMAP_TOOLS_CUDALOAD_H

@@ -8,7 +8,9 @@ TOOLS_SRCS := $(filter-out tools/gdrmap.c,$(wildcard tools/*.c))
 TOOLS_OBJS := $(patsubst %.c,$(O)/%.o,$(TOOLS_SRCS))
 # Linked in as well: the library's diagnosis of the module-free backend
 # ($(LIB_DIAG_A), lib/lib.mk), whose facts doctor reports.
-TOOLS_LIBS = $(LIB_DIAG_A) -L$(O)/lib -lgdrapi -ldl -lpthread -lm
+# And the tree's CUDA loader (common/cuda_load.c, built by lib/lib.mk).
+TOOLS_LIBS = $(LIB_DIAG_A) $(O)/common/cuda_load.o -L$(O)/lib -lgdrapi \
+	-ldl -lpthread -lm
 GDRMAP_BIN := $(O)/tools/gdrmap
 TOOLS_RPATH ?= $$ORIGIN/../lib
 ifneq ($(TOOLS_RPATH),)
@@ -20,7 +22,7 @@ $(O)/tools/%.o: tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOLS_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(GDRMAP_BIN): $(O)/tools/gdrmap.o $(TOOLS_OBJS) $(LIB_DIAG_A) | lib
+$(GDRMAP_BIN): $(O)/tools/gdrmap.o $(TOOLS_OBJS) $(LIB_DIAG_A) $(O)/common/cuda_load.o | lib
 	$(CC) $(SANFLAGS) $(LDFLAGS) -o $@ $(O)/tools/gdrmap.o $(TOOLS_OBJS) \
 		$(TOOLS_LDRPATH) $(TOOLS_LIBS)
 
@@ -32,7 +34,8 @@ $(JSONQ_BIN): tools/tests/jsonq.c
 
 # Unit tests of the pure parts, linked with the tools' objects.
 TOOLS_UNIT := $(O)/tools/tests/test_units
-$(TOOLS_UNIT): tools/tests/test_units.c $(TOOLS_OBJS) $(LIB_DIAG_A) | lib
+$(TOOLS_UNIT): tools/tests/test_units.c $(TOOLS_OBJS) $(LIB_DIAG_A) \
+		$(O)/common/cuda_load.o | lib
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOLS_CFLAGS) -Itests/common -o $@ $< $(TOOLS_OBJS) \
 		-Wl,-rpath,$(abspath $(O))/lib $(TOOLS_LIBS)

@@ -5,9 +5,10 @@
 
 CONSUMERS_BIN := $(O)/bench/consumers/nccl_gdr
 
-$(CONSUMERS_BIN): bench/consumers/nccl_gdr.c common/cuda_defs.h
+$(CONSUMERS_BIN): bench/consumers/nccl_gdr.c common/cuda_defs.h \
+		$(O)/common/cuda_load.o
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< -ldl
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/common/cuda_load.o -ldl
 
 .PHONY: consumers check-consumers
 consumers: $(CONSUMERS_BIN)

@@ -24,7 +24,6 @@
  * CUDA is loaded at run time (common/cuda_defs.h): this builds with any C
  * compiler and the MPI headers.
  */
-#include <dlfcn.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +33,7 @@
 
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
+#include "cuda_load.h"
 
 #define MAX_SIZE	(64 << 10)
 #define WARMUP		100
@@ -74,26 +74,34 @@ static void cuda_check(CUresult res, const char *what)
 
 static void load_cuda(void)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+	const struct cuda_sym syms[] = {
+		CUDA_SYM(cuInit, &cu.Init),
+		CUDA_SYM(cuDeviceGet, &cu.DeviceGet),
+		CUDA_SYM(cuDevicePrimaryCtxRetain, &cu.PrimaryCtxRetain),
+		CUDA_SYM(cuCtxSetCurrent, &cu.CtxSetCurrent),
+		CUDA_SYM(cuMemAlloc_v2, &cu.MemAlloc),
+		CUDA_SYM(cuMemcpyHtoD_v2, &cu.HtoD),
+		CUDA_SYM(cuMemcpyDtoH_v2, &cu.DtoH),
+		CUDA_SYM(cuMemCreate, &cu.Create),
+		CUDA_SYM(cuMemAddressReserve, &cu.Reserve),
+		CUDA_SYM(cuMemMap, &cu.Map),
+		CUDA_SYM(cuMemSetAccess, &cu.SetAccess),
+		CUDA_SYM(cuMemGetAllocationGranularity, &cu.Granularity),
+	};
+	const char *what;
+	char msg[160];
 	CUcontext ctx;
 	CUdevice dev;
 
-	if (!lib)
+	switch (cuda_load_syms(syms, sizeof(syms) / sizeof(syms[0]), &what)) {
+	case CUDA_LOADED:
+		break;
+	case CUDA_NO_LIBRARY:
 		die("libcuda.so.1 cannot be loaded: this needs an NVIDIA GPU");
-#define LOAD(f, s) if (!(*(void **)&cu.f = dlsym(lib, s))) die("no " s)
-	LOAD(Init, "cuInit");
-	LOAD(DeviceGet, "cuDeviceGet");
-	LOAD(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-	LOAD(CtxSetCurrent, "cuCtxSetCurrent");
-	LOAD(MemAlloc, "cuMemAlloc_v2");
-	LOAD(HtoD, "cuMemcpyHtoD_v2");
-	LOAD(DtoH, "cuMemcpyDtoH_v2");
-	LOAD(Create, "cuMemCreate");
-	LOAD(Reserve, "cuMemAddressReserve");
-	LOAD(Map, "cuMemMap");
-	LOAD(SetAccess, "cuMemSetAccess");
-	LOAD(Granularity, "cuMemGetAllocationGranularity");
-#undef LOAD
+	default:
+		snprintf(msg, sizeof(msg), "no %s", what);
+		die(msg);
+	}
 	cuda_check(cu.Init(0), "cuInit");
 	cuda_check(cu.DeviceGet(&dev, 0), "cuDeviceGet");
 	/* The primary context, which the CUDA runtime and UCX use too. */

@@ -39,6 +39,7 @@
 
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
+#include "cuda_load.h"
 
 /* NCCL's ABI (nccl.h): stable since NCCL 2.0. */
 typedef struct { char internal[128]; } nccl_id;
@@ -130,15 +131,19 @@ static void load(void)
 	const char *path = getenv("NCCL_LIB");
 	void *lib;
 
-	lib = dlopen("libcuda.so.1", RTLD_NOW);
-	if (!lib)
-		skip("%s", "no libcuda.so.1: this needs NVIDIA GPUs");
-#define CUDA_LOAD(name, sym)						\
-	*(void **)&cu.name = dlsym(lib, #sym);				\
-	if (!cu.name)							\
-		skip("libcuda.so.1 lacks %s", #sym);
-	CUDA_FUNCS(CUDA_LOAD)
+#define CUDA_LOAD(name, sym) CUDA_SYM(sym, &cu.name),
+	const struct cuda_sym syms[] = { CUDA_FUNCS(CUDA_LOAD) };
 #undef CUDA_LOAD
+	const char *what;
+
+	switch (cuda_load_syms(syms, sizeof(syms) / sizeof(syms[0]), &what)) {
+	case CUDA_LOADED:
+		break;
+	case CUDA_NO_LIBRARY:
+		skip("%s", "no libcuda.so.1: this needs NVIDIA GPUs");
+	default:
+		skip("libcuda.so.1 lacks %s", what);
+	}
 	lib = dlopen(path && *path ? path : "libnccl.so.2", RTLD_NOW);
 	if (!lib)
 		skip("no NCCL: %s (set NCCL_LIB to libnccl.so.2)", dlerror());

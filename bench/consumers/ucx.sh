@@ -230,6 +230,7 @@ if want mpi; then
 	olib=$ompi/usr/lib/x86_64-linux-gnu
 	gcc -std=c11 -D_GNU_SOURCE -O2 -Icommon -I"$olib/openmpi/include" \
 		-o "$build/mpi_pingpong" bench/consumers/mpi_pingpong.c \
+		common/cuda_load.c \
 		-L"$olib/openmpi/lib" -L"$olib" -lmpi -ldl -Wl,-rpath-link,"$olib" \
 		2>"$out/mpi-build.log" ||
 		{ note mpi fail "mpi_pingpong did not build: mpi-build.log"; finish; }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared by the tests that need a real GPU: CUDA loaded with dlopen (so
- * they build without the CUDA toolkit, and skip where there is no GPU),
+ * Shared by the tests that need a real GPU: CUDA loaded at run time by
+ * the tree's loader (common/cuda_load.h: they build without the CUDA
+ * toolkit, and skip where there is no GPU),
  * and a runner that repeats a test's case on every GPU of the machine,
  * each from every kind of current context an application may have when
  * it calls the library: none, the owning GPU's primary context, a context
@@ -16,7 +17,6 @@
 #ifndef GDRMAP_TEST_GPU_H
 #define GDRMAP_TEST_GPU_H
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +25,7 @@
 
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
+#include "cuda_load.h"
 #include "gdrapi.h"
 #include "check.h"
 
@@ -112,28 +113,31 @@ static inline CUcontext gpu_current(void)
  */
 static inline int gpu_setup(void)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+#define GPU_SYM(field, sym) CUDA_SYM(sym, &cu.field),
+#define GPU_SYM_OPT(field, sym) CUDA_SYM_OPT(sym, &cu.field),
+	const struct cuda_sym syms[] = {
+		GPU_CUDA_FUNCS(GPU_SYM)
+		GPU_CUDA_KERNEL_FUNCS(GPU_SYM_OPT)
+		CUDA_SYM_OPT(cuCtxCreate_v4, &cu.CtxCreate4),
+		CUDA_SYM_OPT(cuCtxCreate_v2, &cu.CtxCreate2),
+	};
+#undef GPU_SYM
+#undef GPU_SYM_OPT
+	const char *what;
 	CUcontext popped;
 	CUdevice dev;
 	int i;
 
-	if (!lib) {
+	switch (cuda_load_syms(syms, sizeof(syms) / sizeof(syms[0]), &what)) {
+	case CUDA_LOADED:
+		break;
+	case CUDA_NO_LIBRARY:
 		SKIP("no libcuda.so.1: this test needs an NVIDIA GPU");
 		return 77;
+	default:
+		SKIP("libcuda.so.1 lacks %s", what);
+		return 77;
 	}
-#define GPU_LOAD(field, sym)						\
-	*(void **)&cu.field = dlsym(lib, #sym);				\
-	if (!cu.field) {						\
-		SKIP("libcuda.so.1 lacks %s", #sym);			\
-		return 77;						\
-	}
-	GPU_CUDA_FUNCS(GPU_LOAD)
-#undef GPU_LOAD
-#define GPU_LOAD_OPT(field, sym) *(void **)&cu.field = dlsym(lib, #sym);
-	GPU_CUDA_KERNEL_FUNCS(GPU_LOAD_OPT)
-#undef GPU_LOAD_OPT
-	*(void **)&cu.CtxCreate4 = dlsym(lib, "cuCtxCreate_v4");
-	*(void **)&cu.CtxCreate2 = dlsym(lib, "cuCtxCreate_v2");
 	if (cu.Init(0) != CUDA_SUCCESS || cu.DeviceGetCount(&cu.ndev) ||
 	    cu.ndev < 1) {
 		SKIP("no usable CUDA device");
@@ -162,6 +166,22 @@ static inline int gpu_setup(void)
 	cu.CtxSetCurrent(NULL);
 	fprintf(stderr, "%d GPU%s\n", cu.ndev, cu.ndev > 1 ? "s" : "");
 	return 0;
+}
+
+/* How many GPUs CUDA sees, before anything is set up; 0 without CUDA. */
+static inline int gpu_count(void)
+{
+	__typeof__(&cuDeviceGetCount) count;
+	__typeof__(&cuInit) init;
+	const struct cuda_sym syms[] = {
+		CUDA_SYM(cuInit, &init),
+		CUDA_SYM(cuDeviceGetCount, &count),
+	};
+	int n = 0;
+
+	if (cuda_load_syms(syms, 2, NULL) == CUDA_LOADED && !init(0))
+		count(&n);
+	return n;
 }
 
 /* Whether this libcuda can run the tests' kernels. */

@@ -5,10 +5,12 @@
 GPU_SRCS := $(wildcard tests/gpu/test_*.c)
 GPU_BINS := $(patsubst tests/gpu/%.c,$(O)/tests/gpu/%,$(GPU_SRCS))
 
-$(O)/tests/gpu/%: tests/gpu/%.c tests/gpu/gpu.h tests/gpu/kernels.h lib
+$(O)/tests/gpu/%: tests/gpu/%.c tests/gpu/gpu.h tests/gpu/kernels.h \
+		$(O)/common/cuda_load.o lib
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/common -o $@ $< \
-		-L$(O)/lib -lgdrapi -Wl,-rpath,$(abspath $(O))/lib -ldl -lpthread
+		$(O)/common/cuda_load.o -L$(O)/lib -lgdrapi \
+		-Wl,-rpath,$(abspath $(O))/lib -ldl -lpthread
 
 .PHONY: gpu-tests check-gpu
 gpu-tests: $(GPU_BINS)

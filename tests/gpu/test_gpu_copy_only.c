@@ -37,23 +37,24 @@ static struct {
 	__typeof__(&cuMemFreeHost) FreeHost;
 } vmm;
 
+/* Each may be missing (the simulated GPU's libcuda): its users check. */
 static void load_vmm(void)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	const struct cuda_sym syms[] = {
+		CUDA_SYM_OPT(cuMemCreate, &vmm.Create),
+		CUDA_SYM_OPT(cuMemRelease, &vmm.Release),
+		CUDA_SYM_OPT(cuMemAddressReserve, &vmm.Reserve),
+		CUDA_SYM_OPT(cuMemAddressFree, &vmm.AddressFree),
+		CUDA_SYM_OPT(cuMemMap, &vmm.Map),
+		CUDA_SYM_OPT(cuMemUnmap, &vmm.Unmap),
+		CUDA_SYM_OPT(cuMemSetAccess, &vmm.SetAccess),
+		CUDA_SYM_OPT(cuMemcpyDtoHAsync_v2, &vmm.DtoHAsync),
+		CUDA_SYM_OPT(cuMemcpyHtoDAsync_v2, &vmm.HtoDAsync),
+		CUDA_SYM_OPT(cuMemAllocHost_v2, &vmm.AllocHost),
+		CUDA_SYM_OPT(cuMemFreeHost, &vmm.FreeHost),
+	};
 
-	if (!lib)
-		return;
-	*(void **)&vmm.Create = dlsym(lib, "cuMemCreate");
-	*(void **)&vmm.Release = dlsym(lib, "cuMemRelease");
-	*(void **)&vmm.Reserve = dlsym(lib, "cuMemAddressReserve");
-	*(void **)&vmm.AddressFree = dlsym(lib, "cuMemAddressFree");
-	*(void **)&vmm.Map = dlsym(lib, "cuMemMap");
-	*(void **)&vmm.Unmap = dlsym(lib, "cuMemUnmap");
-	*(void **)&vmm.SetAccess = dlsym(lib, "cuMemSetAccess");
-	*(void **)&vmm.DtoHAsync = dlsym(lib, "cuMemcpyDtoHAsync_v2");
-	*(void **)&vmm.HtoDAsync = dlsym(lib, "cuMemcpyHtoDAsync_v2");
-	*(void **)&vmm.AllocHost = dlsym(lib, "cuMemAllocHost_v2");
-	*(void **)&vmm.FreeHost = dlsym(lib, "cuMemFreeHost");
+	cuda_load_syms(syms, sizeof(syms) / sizeof(syms[0]), NULL);
 }
 
 #define VMM_SIZE	(2UL << 20)

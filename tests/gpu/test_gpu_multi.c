@@ -93,19 +93,8 @@ static void pin_all(const struct gpu_case *c)
 
 int main(void)
 {
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
-	int n = 0;
-	__typeof__(&cuDeviceGetCount) count;
-	__typeof__(&cuInit) init;
-
 	/* Before gpu_run opens anything: one GPU means nothing to test. */
-	if (lib) {
-		*(void **)&init = dlsym(lib, "cuInit");
-		*(void **)&count = dlsym(lib, "cuDeviceGetCount");
-		if (init && count && !init(0))
-			count(&n);
-	}
-	if (n == 1) {
+	if (gpu_count() == 1) {
 		SKIP("one GPU: this test pins several GPUs' memory at once");
 		return test_done();
 	}

@@ -7,6 +7,7 @@
  * fails this on an H200 (hundreds of backward reads per 20,000).
  * On every GPU, from every kind of current context (gpu.h).
  */
+#include <dlfcn.h>
 #include <stdio.h>
 
 #include "gpu.h"

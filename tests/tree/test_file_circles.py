@@ -23,7 +23,7 @@ BUILD = os.environ.get("GDRMAP_BUILD") or os.path.join(TOP, "build")
 
 # Objects linked together, by the directories of their sources.
 GROUPS = {
-    "the library (lib/, lib/copy/)": ["lib", "lib/copy"],
+    "the library (lib/, lib/copy/, common/)": ["lib", "lib/copy", "common"],
     "the gdrmap command (tools/)": ["tools"],
 }
 
