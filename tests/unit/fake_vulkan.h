@@ -12,7 +12,11 @@
 #ifndef GDRMAP_TEST_FAKE_VULKAN_H
 #define GDRMAP_TEST_FAKE_VULKAN_H
 
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "diag.h"
 #include "fake_cuda.h"

@@ -9,6 +9,7 @@
 #define GDRMAP_TEST_OWNER_PINS_H
 
 #include <errno.h>
+#include <string.h>
 
 #include "check.h"
 #include "fake_cuda.h"

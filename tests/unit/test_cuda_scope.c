@@ -8,6 +8,7 @@
  * device, not per scope; failures change nothing; threads and nesting.
  */
 #include <pthread.h>
+#include <string.h>
 
 #include "check.h"
 #include "fake_cuda.h"

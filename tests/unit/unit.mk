@@ -7,11 +7,25 @@ UNIT_CFLAGS = $(ALL_CFLAGS) -Ilib -Itests/common -fvisibility=default
 # Summary counts of every suite of one `make check` land here.
 CHECK_SUMMARY ?= $(abspath $(O))/check-summary
 
+# What the tests share, compiled once (the fake CUDA driver, fake_cuda.c):
+# an archive, so that a test links only what it uses.
+UNIT_SUPPORT_SRCS := tests/unit/fake_cuda.c
+UNIT_SUPPORT_OBJS := $(patsubst tests/unit/%.c,$(O)/tests/unit/support/%.o,$(UNIT_SUPPORT_SRCS))
+UNIT_SUPPORT_A    := $(O)/tests/unit/support/libunit-support.a
+
+$(O)/tests/unit/support/%.o: tests/unit/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(UNIT_SUPPORT_A): $(UNIT_SUPPORT_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
 # Dependency files go to .deps/ so that test_* globs match programs only.
-$(O)/tests/unit/%: tests/unit/%.c $(LIB_INTERNAL_A)
+$(O)/tests/unit/%: tests/unit/%.c $(UNIT_SUPPORT_A) $(LIB_INTERNAL_A)
 	@mkdir -p $(dir $@).deps
 	$(CC) $(UNIT_CFLAGS) -MMD -MP -MF $(dir $@).deps/$*.d -o $@ $< \
-		$(LIB_INTERNAL_A) -lpthread -ldl
+		$(UNIT_SUPPORT_A) $(LIB_INTERNAL_A) -lpthread -ldl
 
 .PHONY: unit-tests check-unit check-asan
 unit-tests: $(UNIT_BINS)
@@ -29,7 +43,7 @@ check-asan:
 	@echo "== unit tests under ASan + UBSan"
 	$(MAKE) O=$(O)-asan SAN=1 CHECK_SUMMARY=$(CHECK_SUMMARY) check-unit
 
--include $(wildcard $(O)/tests/unit/.deps/*.d)
+-include $(wildcard $(O)/tests/unit/.deps/*.d) $(UNIT_SUPPORT_OBJS:.o=.d)
 
 # The unit tests built for arm64 and run under user-mode QEMU: the NEON
 # copy routines and the rest of the library on the other architecture.

@@ -1,0 +1,866 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fake CUDA driver of the host tests (fake_cuda.h says what it does),
+ * compiled once and linked into the unit tests that use it.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fake_cuda.h"
+
+struct CUctx_st fake_primary[FAKE_DEVS];
+int fake_primary_refs[FAKE_DEVS];
+int fake_primary_created[FAKE_DEVS];
+struct CUctx_st fake_user[FAKE_DEVS][4];
+_Thread_local CUcontext fake_cur;
+atomic_int fake_wrong_ctx;
+int fake_dmabuf_supported[FAKE_DEVS] = { 1, 1, 1 };
+int fake_legacy_allocs[FAKE_DEVS];
+int fake_ctx_broken[FAKE_DEVS];
+CUresult fake_set_access_fails = CUDA_SUCCESS;
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct fake_mem fake_mems[FAKE_MAX];
+
+/* An address range: legacy memory, or a reservation (mapped or not). */
+struct fake_va {
+	int used;
+	CUdeviceptr base;
+	size_t size;
+	int mem;		/* index into fake_mems; -1: not mapped */
+	int legacy;
+};
+
+static struct fake_va fake_vas[FAKE_MAX];
+static CUdeviceptr fake_next_va = 0x200000000000ULL;
+
+static struct CUctx_st *fake_ctx(void)
+{
+	return fake_cur && fake_cur->alive ? fake_cur : NULL;
+}
+
+/* For a call made for memory of dev: the driver's answer under the
+ * current context, counting a call outside dev's contexts. */
+static CUresult fake_owner_ctx(int dev)
+{
+	struct CUctx_st *c = fake_ctx();
+
+	if (c && c->dev == dev)
+		return CUDA_SUCCESS;
+	atomic_fetch_add(&fake_wrong_ctx, 1);
+	return c ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/* The mapped range holding p, or NULL; fake_lock held. */
+static struct fake_va *fake_va_of(CUdeviceptr p)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX; i++)
+		if (fake_vas[i].used && fake_vas[i].mem >= 0 &&
+		    p >= fake_vas[i].base &&
+		    p < fake_vas[i].base + fake_vas[i].size)
+			return &fake_vas[i];
+	return NULL;
+}
+
+static int fake_new_mem(int dev, size_t size, CUcontext ctx, int types)
+{
+	char name[32];
+	int i;
+
+	for (i = 0; i < FAKE_MAX; i++) {
+		if (fake_mems[i].used)
+			continue;
+		snprintf(name, sizeof(name), "fake-gpu%d", dev);
+		fake_mems[i].memfd = memfd_create(name, MFD_CLOEXEC);
+		if (fake_mems[i].memfd < 0 ||
+		    ftruncate(fake_mems[i].memfd, (off_t)size)) {
+			if (fake_mems[i].memfd >= 0)
+				close(fake_mems[i].memfd);
+			return -1;
+		}
+		fake_mems[i].used = 1;
+		fake_mems[i].dev = dev;
+		fake_mems[i].size = size;
+		fake_mems[i].refs = 1;
+		fake_mems[i].ctx = ctx;
+		fake_mems[i].handle_types = types;
+		return i;
+	}
+	return -1;
+}
+
+static void fake_put_mem(int i)
+{
+	if (--fake_mems[i].refs == 0) {
+		close(fake_mems[i].memfd);
+		fake_mems[i].used = 0;
+	}
+}
+
+static CUdeviceptr fake_new_va(size_t size, int mem, int legacy)
+{
+	size_t span = (size + FAKE_GRAN - 1) / FAKE_GRAN * FAKE_GRAN +
+		      FAKE_GRAN;
+	void *p;
+	int i;
+
+	for (i = 0; i < FAKE_MAX; i++) {
+		if (fake_vas[i].used)
+			continue;
+		fake_vas[i].used = 1;
+		fake_vas[i].base = fake_next_va;
+		fake_vas[i].size = size;
+		fake_vas[i].mem = mem;
+		fake_vas[i].legacy = legacy;
+		/* As CUDA does, the address space is reserved in the process
+		 * with no access (the gap after it too): the CPU faults on
+		 * it.  Never given back: addresses are not reused. */
+		p = mmap((void *)(uintptr_t)fake_next_va, span, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			 MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED && p != (void *)(uintptr_t)fake_next_va)
+			munmap(p, span);
+		fake_next_va += span;
+		return fake_vas[i].base;
+	}
+	return 0;
+}
+
+/* --- the device table --- */
+
+CUresult fake_DriverGetVersion(int *v)
+{
+	*v = 13000;
+	return CUDA_SUCCESS;
+}
+
+CUresult fake_DeviceGetCount(int *n)
+{
+	*n = FAKE_DEVS;
+	return CUDA_SUCCESS;
+}
+
+CUresult fake_DeviceGetAttribute(int *v, int attr, CUdevice dev)
+{
+	if (dev < 0 || dev >= FAKE_DEVS)
+		return CUDA_ERROR_INVALID_DEVICE;
+	switch (attr) {
+	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
+		*v = fake_dmabuf_supported[dev];
+		break;
+	case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+		*v = 1;
+		break;
+	default:
+		*v = 0;
+	}
+	return CUDA_SUCCESS;
+}
+
+void fake_uuid(int dev, unsigned char out[16])
+{
+	int i;
+
+	for (i = 0; i < 16; i++)
+		out[i] = (unsigned char)(0x40 + 16 * dev + i);
+}
+
+CUresult fake_DeviceGetUuid(CUuuid *u, CUdevice dev)
+{
+	if (dev < 0 || dev >= FAKE_DEVS)
+		return CUDA_ERROR_INVALID_DEVICE;
+	fake_uuid(dev, (unsigned char *)u->bytes);
+	return CUDA_SUCCESS;
+}
+
+CUresult fake_GetErrorName(CUresult res, const char **s)
+{
+	*s = res == CUDA_ERROR_INVALID_CONTEXT ? "CUDA_ERROR_INVALID_CONTEXT" :
+	     res == CUDA_ERROR_NOT_FOUND ? "CUDA_ERROR_NOT_FOUND" :
+	     res == CUDA_ERROR_INVALID_DEVICE ? "CUDA_ERROR_INVALID_DEVICE" :
+	     res == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE" :
+	     "CUDA_ERROR_FAKE";
+	return CUDA_SUCCESS;
+}
+
+CUresult fake_GetErrorString(CUresult res, const char **s)
+{
+	(void)res;
+	*s = "fake CUDA";
+	return CUDA_SUCCESS;
+}
+
+/* --- contexts --- */
+
+CUresult fake_Init(unsigned int flags)
+{
+	(void)flags;
+	return CUDA_SUCCESS;
+}
+
+CUresult fake_DeviceGet(CUdevice *d, int ordinal)
+{
+	if (ordinal < 0 || ordinal >= FAKE_DEVS)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*d = ordinal;
+	return CUDA_SUCCESS;
+}
+
+CUresult fake_DevicePrimaryCtxRetain(CUcontext *c, CUdevice dev)
+{
+	if (dev < 0 || dev >= FAKE_DEVS)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&fake_lock);
+	if (!fake_primary_refs[dev]++) {
+		fake_primary[dev] = (struct CUctx_st){ dev, 1, 1 };
+		fake_primary_created[dev]++;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	*c = &fake_primary[dev];
+	return CUDA_SUCCESS;
+}
+
+/* Not in the library's table: the application's release. */
+void fake_primary_release(int dev)
+{
+	pthread_mutex_lock(&fake_lock);
+	if (fake_primary_refs[dev] && !--fake_primary_refs[dev])
+		fake_primary[dev].alive = 0;
+	pthread_mutex_unlock(&fake_lock);
+}
+
+CUresult fake_CtxGetCurrent(CUcontext *c)
+{
+	*c = fake_cur;
+	return CUDA_SUCCESS;
+}
+
+CUresult fake_CtxSetCurrent(CUcontext c)
+{
+	if (c && !c->alive)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (c && fake_ctx_broken[c->dev])
+		return CUDA_ERROR_NOT_PERMITTED;
+	fake_cur = c;
+	return CUDA_SUCCESS;
+}
+
+CUresult fake_CtxGetDevice(CUdevice *d)
+{
+	struct CUctx_st *c = fake_ctx();
+
+	if (!c)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*d = c->dev;
+	return CUDA_SUCCESS;
+}
+
+/* A context of the test's own on dev (cuCtxCreate), made current. */
+CUcontext fake_ctx_create(int dev, int which)
+{
+	fake_user[dev][which] = (struct CUctx_st){ dev, 1, 0 };
+	fake_cur = &fake_user[dev][which];
+	return fake_cur;
+}
+
+/* --- memory --- */
+
+CUresult fake_PointerGetAttribute(void *data, CUpointer_attribute a,
+				  CUdeviceptr p)
+{
+	struct fake_va *va;
+	struct fake_mem *m;
+	CUresult res = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&fake_lock);
+	va = fake_va_of(p);
+	if (!va) {
+		pthread_mutex_unlock(&fake_lock);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	m = &fake_mems[va->mem];
+	/* The owner lookup is the one query made outside a scope. */
+	if (a != CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL &&
+	    !(fake_ctx() && fake_ctx()->dev == m->dev))
+		atomic_fetch_add(&fake_wrong_ctx, 1);
+	switch (a) {
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = m->dev;
+		break;
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = va->legacy ? m->ctx : NULL;
+		break;
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned int *)data = CU_MEMORYTYPE_DEVICE;
+		break;
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+		*(unsigned int *)data = 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = va->base;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = va->size;
+		break;
+	default:
+		res = CUDA_ERROR_INVALID_VALUE;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
+
+/* Any address: what is not known gets the attribute's empty value. */
+CUresult fake_PointerGetAttributes(unsigned int n,
+				   CUpointer_attribute *attrs,
+				   void **data, CUdeviceptr p)
+{
+	struct fake_va *va;
+	struct fake_mem *m = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&fake_lock);
+	va = fake_va_of(p);
+	if (va)
+		m = &fake_mems[va->mem];
+	for (i = 0; i < n; i++) {
+		switch (attrs[i]) {
+		case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+			*(int *)data[i] = m ? m->dev : -2;
+			break;
+		case CU_POINTER_ATTRIBUTE_CONTEXT:
+			*(CUcontext *)data[i] = m && va->legacy ? m->ctx : NULL;
+			break;
+		case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+			*(unsigned int *)data[i] = m ? CU_MEMORYTYPE_DEVICE : 0;
+			break;
+		case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+			*(unsigned int *)data[i] = 0;
+			break;
+		default:
+			pthread_mutex_unlock(&fake_lock);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return CUDA_SUCCESS;
+}
+
+/* The range of p for a call that needs the owner's context. */
+static CUresult fake_range_call(CUdeviceptr p, struct fake_va **out)
+{
+	struct fake_va *va = fake_va_of(p);
+
+	if (!va)
+		return CUDA_ERROR_NOT_FOUND;
+	*out = va;
+	return fake_owner_ctx(fake_mems[va->mem].dev);
+}
+
+CUresult fake_MemGetAddressRange(CUdeviceptr *base, size_t *size,
+				 CUdeviceptr p)
+{
+	struct fake_va *va;
+	CUresult res;
+
+	pthread_mutex_lock(&fake_lock);
+	res = fake_range_call(p, &va);
+	if (res == CUDA_SUCCESS) {
+		*base = va->base;
+		*size = va->size;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
+
+CUresult fake_MemGetHandleForAddressRange(void *handle,
+					  CUdeviceptr p, size_t size,
+					  CUmemRangeHandleType type,
+					  unsigned long long flags)
+{
+	struct fake_va *va;
+	CUresult res;
+
+	(void)type, (void)flags;
+	pthread_mutex_lock(&fake_lock);
+	res = fake_range_call(p, &va);
+	/* An fd's offset 0 is the start of the allocation here. */
+	if (res == CUDA_SUCCESS && (p != va->base || size > va->size))
+		res = CUDA_ERROR_NOT_SUPPORTED;
+	if (res == CUDA_SUCCESS)
+		*(int *)handle = fcntl(fake_mems[va->mem].memfd,
+				       F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
+
+CUresult fake_MemRetainAllocationHandle(CUmemGenericAllocationHandle *h,
+					void *addr)
+{
+	struct fake_va *va;
+	CUresult res = CUDA_ERROR_INVALID_VALUE;
+
+	pthread_mutex_lock(&fake_lock);
+	va = fake_va_of((CUdeviceptr)(uintptr_t)addr);
+	if (va && !va->legacy) {
+		fake_owner_ctx(fake_mems[va->mem].dev);
+		fake_mems[va->mem].refs++;
+		*h = (CUmemGenericAllocationHandle)va->mem + 1;
+		res = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
+
+static struct fake_mem *fake_handle(CUmemGenericAllocationHandle h)
+{
+	if (h < 1 || h > FAKE_MAX || !fake_mems[h - 1].used)
+		return NULL;
+	return &fake_mems[h - 1];
+}
+
+CUresult fake_MemGetAllocationPropertiesFromHandle(
+	CUmemAllocationProp *prop, CUmemGenericAllocationHandle h)
+{
+	struct fake_mem *m;
+
+	pthread_mutex_lock(&fake_lock);
+	m = fake_handle(h);
+	if (m) {
+		fake_owner_ctx(m->dev);
+		memset(prop, 0, sizeof(*prop));
+		prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+		prop->requestedHandleTypes = m->handle_types;
+		prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		prop->location.id = m->dev;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult fake_MemExportToShareableHandle(void *out,
+					 CUmemGenericAllocationHandle h,
+					 CUmemAllocationHandleType type,
+					 unsigned long long flags)
+{
+	struct fake_mem *m;
+	CUresult res = CUDA_ERROR_INVALID_VALUE;
+
+	(void)flags;
+	pthread_mutex_lock(&fake_lock);
+	m = fake_handle(h);
+	if (m && (m->handle_types & type)) {
+		fake_owner_ctx(m->dev);
+		*(int *)out = fcntl(m->memfd, F_DUPFD_CLOEXEC, 0);
+		res = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
+
+CUresult fake_MemAlloc(CUdeviceptr *p, size_t size)
+{
+	struct CUctx_st *c = fake_ctx();
+	int m;
+
+	if (!c)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&fake_lock);
+	m = fake_new_mem(c->dev, size, c, 0);
+	*p = m < 0 ? 0 : fake_new_va(size, m, 1);
+	if (*p)
+		fake_legacy_allocs[c->dev]++;
+	pthread_mutex_unlock(&fake_lock);
+	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult fake_MemFree(CUdeviceptr p)
+{
+	struct fake_va *va;
+	CUresult res;
+
+	pthread_mutex_lock(&fake_lock);
+	res = fake_range_call(p, &va);
+	if (res == CUDA_SUCCESS && (!va->legacy || va->base != p))
+		res = CUDA_ERROR_INVALID_VALUE;
+	if (res == CUDA_SUCCESS) {
+		fake_put_mem(va->mem);
+		va->used = 0;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
+
+CUresult fake_MemCreate(CUmemGenericAllocationHandle *h, size_t size,
+			const CUmemAllocationProp *prop,
+			unsigned long long flags)
+{
+	int m;
+
+	(void)flags;
+	if (prop->location.id < 0 || prop->location.id >= FAKE_DEVS)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&fake_lock);
+	fake_owner_ctx(prop->location.id);
+	m = fake_new_mem(prop->location.id, size, NULL,
+			 prop->requestedHandleTypes);
+	pthread_mutex_unlock(&fake_lock);
+	if (m < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*h = (CUmemGenericAllocationHandle)m + 1;
+	return CUDA_SUCCESS;
+}
+
+CUresult fake_MemRelease(CUmemGenericAllocationHandle h)
+{
+	struct fake_mem *m;
+
+	pthread_mutex_lock(&fake_lock);
+	m = fake_handle(h);
+	if (m) {
+		fake_owner_ctx(m->dev);
+		fake_put_mem((int)h - 1);
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult fake_MemAddressReserve(CUdeviceptr *p, size_t size,
+				size_t align, CUdeviceptr addr,
+				unsigned long long flags)
+{
+	(void)align, (void)addr, (void)flags;
+	if (!fake_ctx())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&fake_lock);
+	*p = fake_new_va(size, -1, 0);
+	pthread_mutex_unlock(&fake_lock);
+	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* The reservation starting at p; fake_lock held. */
+static struct fake_va *fake_reservation(CUdeviceptr p)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX; i++)
+		if (fake_vas[i].used && !fake_vas[i].legacy &&
+		    fake_vas[i].base == p)
+			return &fake_vas[i];
+	return NULL;
+}
+
+CUresult fake_MemAddressFree(CUdeviceptr p, size_t size)
+{
+	struct fake_va *va;
+
+	(void)size;
+	pthread_mutex_lock(&fake_lock);
+	va = fake_reservation(p);
+	if (va && va->mem < 0)
+		va->used = 0;
+	pthread_mutex_unlock(&fake_lock);
+	return va ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult fake_MemMap(CUdeviceptr p, size_t size, size_t off,
+		     CUmemGenericAllocationHandle h,
+		     unsigned long long flags)
+{
+	struct fake_va *va;
+	struct fake_mem *m;
+	CUresult res = CUDA_ERROR_INVALID_VALUE;
+
+	(void)off, (void)flags;
+	pthread_mutex_lock(&fake_lock);
+	va = fake_reservation(p);
+	m = fake_handle(h);
+	if (va && m && va->mem < 0 && size == m->size) {
+		fake_owner_ctx(m->dev);
+		m->refs++;
+		va->mem = (int)h - 1;
+		res = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
+
+CUresult fake_MemUnmap(CUdeviceptr p, size_t size)
+{
+	struct fake_va *va;
+	CUresult res = CUDA_ERROR_INVALID_VALUE;
+
+	(void)size;
+	pthread_mutex_lock(&fake_lock);
+	va = fake_reservation(p);
+	if (va && va->mem >= 0) {
+		fake_owner_ctx(fake_mems[va->mem].dev);
+		fake_put_mem(va->mem);
+		va->mem = -1;
+		res = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
+
+CUresult fake_MemSetAccess(CUdeviceptr p, size_t size,
+			   const CUmemAccessDesc *desc, size_t n)
+{
+	struct fake_va *va;
+
+	(void)size, (void)n;
+	if (fake_set_access_fails != CUDA_SUCCESS)
+		return fake_set_access_fails;
+	pthread_mutex_lock(&fake_lock);
+	va = fake_va_of(p);
+	if (va)
+		fake_owner_ctx(desc->location.id);
+	pthread_mutex_unlock(&fake_lock);
+	return va ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult fake_MemGetAllocationGranularity(size_t *g,
+					  const CUmemAllocationProp *prop,
+					  CUmemAllocationGranularity_flags flags)
+{
+	(void)flags;
+	pthread_mutex_lock(&fake_lock);
+	fake_owner_ctx(prop->location.id);
+	pthread_mutex_unlock(&fake_lock);
+	*g = FAKE_GRAN;
+	return CUDA_SUCCESS;
+}
+
+/* --- streams and copies (copy-only pins) --- */
+
+struct CUstream_st {
+	int used;
+	CUcontext ctx;
+	unsigned int flags;
+};
+
+#define FAKE_STREAMS 16
+static struct CUstream_st fake_streams[FAKE_STREAMS];
+atomic_int fake_dma_copies;	/* done on a non-blocking stream */
+atomic_int fake_blocking_copies;	/* done on any other stream */
+CUresult fake_dma_fail;		/* the next copy's result, if set */
+
+CUresult fake_StreamCreate(CUstream *st, unsigned int flags)
+{
+	CUresult res = CUDA_ERROR_OUT_OF_MEMORY;
+	int i;
+
+	if (!fake_ctx())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&fake_lock);
+	for (i = 0; i < FAKE_STREAMS; i++) {
+		if (fake_streams[i].used)
+			continue;
+		fake_streams[i] = (struct CUstream_st){ 1, fake_ctx(), flags };
+		*st = &fake_streams[i];
+		res = CUDA_SUCCESS;
+		break;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
+
+/* A stream is used in its own context only, which must be alive. */
+static CUresult fake_stream_check(CUstream st)
+{
+	if (!st || !st->used)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!st->ctx->alive)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	if (fake_ctx() != st->ctx) {
+		atomic_fetch_add(&fake_wrong_ctx, 1);
+		return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult fake_StreamDestroy(CUstream st)
+{
+	CUresult res = fake_stream_check(st);
+
+	if (res == CUDA_SUCCESS)
+		st->used = 0;
+	return res;
+}
+
+CUresult fake_StreamSynchronize(CUstream st)
+{
+	return fake_stream_check(st);
+}
+
+/*
+ * The harsher side of the driver: legacy memory is copied only in the
+ * context that allocated it, and a copy stays inside one allocation.
+ */
+static CUresult fake_copy(CUdeviceptr p, void *host, size_t n, CUstream st,
+			  int to_gpu)
+{
+	struct fake_va *va;
+	struct fake_mem *m;
+	CUresult res = fake_stream_check(st);
+	ssize_t done;
+
+	if (res != CUDA_SUCCESS)
+		return res;
+	if (fake_dma_fail) {
+		res = fake_dma_fail;
+		fake_dma_fail = CUDA_SUCCESS;
+		return res;
+	}
+	pthread_mutex_lock(&fake_lock);
+	va = fake_va_of(p);
+	m = va ? &fake_mems[va->mem] : NULL;
+	if (!m || n > va->size - (p - va->base) ||
+	    (va->legacy ? m->ctx != st->ctx : m->dev != st->ctx->dev)) {
+		if (m && m->dev != st->ctx->dev)
+			atomic_fetch_add(&fake_wrong_ctx, 1);
+		pthread_mutex_unlock(&fake_lock);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	done = to_gpu ? pwrite(m->memfd, host, n, (off_t)(p - va->base)) :
+			pread(m->memfd, host, n, (off_t)(p - va->base));
+	pthread_mutex_unlock(&fake_lock);
+	atomic_fetch_add(st->flags & CU_STREAM_NON_BLOCKING ?
+			 &fake_dma_copies : &fake_blocking_copies, 1);
+	return done == (ssize_t)n ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+}
+
+CUresult fake_MemcpyHtoDAsync(CUdeviceptr dst, const void *src,
+			      size_t n, CUstream st)
+{
+	return fake_copy(dst, (void *)src, n, st, 1);
+}
+
+CUresult fake_MemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n,
+			      CUstream st)
+{
+	return fake_copy(src, dst, n, st, 0);
+}
+
+CUresult fake_MemHostAlloc(void **p, size_t size, unsigned int flags)
+{
+	(void)flags;
+	if (!fake_ctx())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*p = malloc(size);
+	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult fake_MemFreeHost(void *p)
+{
+	free(p);
+	return CUDA_SUCCESS;
+}
+
+#define FAKE_FN(field, sym) .field = fake_##field,
+const struct gdr_cuda_syms fake_syms = {
+	.dev = { GDR_CUDA_DEVICE_FUNCS(FAKE_FN) },
+	.mem = { GDR_CUDA_MEMORY_FUNCS(FAKE_FN) },
+	.ctx = { GDR_CUDA_CONTEXT_FUNCS(FAKE_FN) },
+};
+#undef FAKE_FN
+
+/* --- for the tests --- */
+
+/* Which device owns p, and its memfd and offset: the GPU's view. */
+int fake_locate(CUdeviceptr p, int *fd, off_t *off)
+{
+	struct fake_va *va;
+	int dev = -1;
+
+	pthread_mutex_lock(&fake_lock);
+	va = fake_va_of(p);
+	if (va) {
+		dev = fake_mems[va->mem].dev;
+		*fd = fake_mems[va->mem].memfd;
+		*off = (off_t)(p - va->base);
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return dev;
+}
+
+int fake_owner(CUdeviceptr p)
+{
+	int fd;
+	off_t off;
+
+	return fake_locate(p, &fd, &off);
+}
+
+/* Read or write n bytes of device memory at p, as the GPU would. */
+int fake_gpu_rw(CUdeviceptr p, void *buf, size_t n, int write)
+{
+	int fd;
+	off_t off;
+
+	if (fake_locate(p, &fd, &off) < 0)
+		return -1;
+	return (write ? pwrite(fd, buf, n, off) : pread(fd, buf, n, off)) ==
+	       (ssize_t)n ? 0 : -1;
+}
+
+/* Outstanding physical allocations (legacy and VMM). */
+int fake_live_mems(void)
+{
+	int i, n = 0;
+
+	pthread_mutex_lock(&fake_lock);
+	for (i = 0; i < FAKE_MAX; i++)
+		n += fake_mems[i].used;
+	pthread_mutex_unlock(&fake_lock);
+	return n;
+}
+
+const char *const fake_start_names[NR_STARTS] = {
+	"no context", "the owner's primary context",
+	"a context of the owner's own", "another device's primary context",
+	"a context of another device's own",
+};
+
+/* Make the start context current for device dev; returns it. */
+CUcontext fake_enter_start(enum fake_start st, int dev)
+{
+	int other = (dev + 1) % FAKE_DEVS;
+	CUcontext c = NULL;
+
+	switch (st) {
+	case START_OWN_PRIMARY:
+	case START_OTHER_PRIMARY:
+		fake_DevicePrimaryCtxRetain(&c, st == START_OWN_PRIMARY ?
+					    dev : other);
+		/* The application's reference, dropped by fake_leave_start. */
+		break;
+	case START_OWN_USER:
+		c = fake_ctx_create(dev, 0);
+		break;
+	case START_OTHER_USER:
+		c = fake_ctx_create(other, 1);
+		break;
+	default:
+		break;
+	}
+	fake_cur = c;
+	return c;
+}
+
+void fake_leave_start(enum fake_start st, int dev)
+{
+	if (st == START_OWN_PRIMARY)
+		fake_primary_release(dev);
+	else if (st == START_OTHER_PRIMARY)
+		fake_primary_release((dev + 1) % FAKE_DEVS);
+	fake_cur = NULL;
+}
