@@ -5,8 +5,9 @@
 # usage: run-tests.sh [-t SECONDS] [-k] [-s SUMMARY_FILE] [-w WRAPPER] PROGRAM...
 #   -t  timeout per test (default 300 s)
 #   -w  run each program through WRAPPER (e.g. qemu-aarch64)
-#   -k  after each test, scan the kernel log for WARNING/BUG/Oops/leaks
-#       and fail the test if any appeared (used inside the VM)
+#   -k  after each test, scan the kernel log for what
+#       tests/kernel-log-bad.ere (next to this script) lists, WARNING, BUG,
+#       Oops, leaks, and fail the test if any appeared (used inside the VM)
 #   -s  append "passed failed skipped" counts to SUMMARY_FILE
 # Exit status: 0 if nothing failed, 1 otherwise.
 # A test exits 0 (pass), 77 (skip) or anything else (fail).
@@ -27,7 +28,11 @@ done
 shift $((OPTIND - 1))
 
 pass=0 fail=0 skip=0
-klog_bad='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|kmemleak|leak|Call Trace:|refcount_t:|INFO: task .* blocked'
+if [ $kscan = 1 ]; then
+	patterns=$(dirname "$0")/kernel-log-bad.ere
+	[ -r "$patterns" ] || { echo "$0: no $patterns" >&2; exit 2; }
+	klog_bad=$(grep -v -e '^#' -e '^$' "$patterns" | tr '\n' '|' | sed 's/|$//')
+fi
 
 for t in "$@"; do
 	name=$(basename "$t")

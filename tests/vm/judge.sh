@@ -13,8 +13,9 @@ set -eu
 [ $# = 5 ] || [ $# = 7 ] ||
 	{ echo "usage: $0 LOG SUMMARY QEMU_STATUS KVER SECONDS [PREFIX RESULTS]" >&2; exit 2; }
 log=$1 summary=$2 qrc=$3 kver=$4 secs=$5 prefix=${6:-} results=${7:-}
-# Keep in step with tests/run-tests.sh.
-klog_bad='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|kmemleak|leak|Call Trace:|refcount_t:|INFO: task .* blocked'
+# What fails a run, as run-tests.sh -k fails a test inside it.
+klog_bad=$(grep -v -e '^#' -e '^$' "$(dirname "$0")/../kernel-log-bad.ere" | tr '\n' '|' | sed 's/|$//')
+[ -n "$klog_bad" ] || { echo "judge: no patterns in tests/kernel-log-bad.ere" >&2; exit 2; }
 
 # Results, without the kernel log dump.
 sed '/^GDRMAP-VM-DMESG-BEGIN/,$d' "$log" | tr -d '\r'

@@ -145,7 +145,7 @@ stage=$work/initramfs
 rm -rf "$stage"
 mkdir -p "$stage/vm" "$stage/lib/gdrmap" "$stage/usr/lib"
 cp "$vmdir/init" "$stage/init"
-cp "$top/tests/run-tests.sh" "$stage/vm/run-tests.sh"
+cp "$top/tests/run-tests.sh" "$top/tests/kernel-log-bad.ere" "$stage/vm/"
 cp "$vmdir/fuzz-seeds" "$stage/vm/fuzz-seeds"
 cp -R "$vmdir/steps" "$work/out/cases" "$work/out/sim" "$work/out/tools" \
 	"$stage/vm/"
