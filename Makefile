@@ -46,16 +46,16 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -include common/glibc_compat.h \
 all:
 
 # Suites of `make check`, in order; fragments append theirs.
-CHECK_SUITES := check-unit check-asan check-arm64 check-consumer check-compilers \
+CHECK_SUITES := check-unit check-asan check-arm64 check-abi check-compilers \
 	check-gpu check-tree
 
 # copy.mk first: lib.mk's rules need COPY_OBJS when they are read.
 include lib/copy/copy.mk
 include lib/lib.mk
 include tests/unit/unit.mk
-include tests/fuzz/fuzz.mk
+include tests/libfuzzer/libfuzzer.mk
 include tests/tree/tree.mk
-include tests/consumer/consumer.mk
+include tests/abi/abi.mk
 include tests/gpu/gpu.mk
 include bench/bench.mk
 -include kernel/kernel.mk

@@ -10,14 +10,14 @@ $(CONSUMERS_BIN): bench/consumers/nccl_gdr.c common/cuda_defs.h \
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(O)/common/cuda_load.o -ldl
 
-.PHONY: consumers check-consumers
+.PHONY: consumers check-bench-consumers
 consumers: $(CONSUMERS_BIN)
 bench: consumers
 
-check-consumers: consumers lib
+check-bench-consumers: consumers lib
 	@echo "== consumer suite, without a GPU (bench/consumers)"
 	NCCL_GDR=$(abspath $(CONSUMERS_BIN)) GDRAPI=$(abspath $(O))/lib/libgdrapi.so.2 \
 		tests/run-tests.sh -t 120 -s $(CHECK_SUMMARY) \
 		bench/consumers/test_consumers.sh
 
-CHECK_SUITES += check-consumers
+CHECK_SUITES += check-bench-consumers

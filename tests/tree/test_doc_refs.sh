@@ -20,7 +20,7 @@ if git ls-files >"$tmp/all" 2>/dev/null && [ -s "$tmp/all" ]; then :; else
 		-o -type f -print | sed 's|^\./||' | sort >"$tmp/all"
 fi
 # Text worth reading: not the fuzzer's corpus, not recorded output.
-grep -v -e '^tests/libfuzzer/corpus/' -e '^tests/fuzz/corpus/' "$tmp/all" |
+grep -v -e '^tests/libfuzzer/corpus/' "$tmp/all" |
 	grep -v -E '\.(png|svg|json|csv|log|rc|err|out|gz)$' >"$tmp/text"
 sed 's|.*/||' "$tmp/all" | sort -u >"$tmp/names"
 

@@ -54,3 +54,19 @@ check-arm64:
 	QEMU_LD_PREFIX=/usr/aarch64-linux-gnu tests/run-tests.sh -t 900 \
 		-w qemu-aarch64 -s $(CHECK_SUMMARY) \
 		$(patsubst $(O)/%,$(O)-arm64/%,$(UNIT_BINS))
+
+# The same tree built again with other compilers: clang (the library and
+# the unit tests) and the arm64 cross compiler (the library), -Werror.  A compiler that is not installed is a failure:
+# CI installs both.
+.PHONY: check-compilers
+check-compilers:
+	@echo "== other compilers: clang, aarch64-linux-gnu-gcc"
+	@pass=0; fail=0; \
+	if $(MAKE) -s O=$(O)-clang CC=clang CXX=clang++ WERROR=1 lib unit-tests; \
+		then pass=$$((pass+1)); echo "PASS clang build"; \
+		else fail=$$((fail+1)); echo "FAIL clang build"; fi; \
+	if $(MAKE) -s O=$(O)-arm64 CC=aarch64-linux-gnu-gcc WERROR=1 lib; \
+		then pass=$$((pass+1)); echo "PASS arm64 cross build"; \
+		else fail=$$((fail+1)); echo "FAIL arm64 cross build"; fi; \
+	echo "$$pass $$fail 0" >> $(CHECK_SUMMARY); \
+	echo "$$pass passed, $$fail failed"; [ $$fail = 0 ]

@@ -17,7 +17,7 @@
 #                        README's kernel table, tests/kernels/report.sh) []
 #   GDRMAP_STRESS_SECS   duration of the multi-threaded stress case [5;
 #                        the fuzzer races the same paths for a minute]
-#   GDRMAP_FUZZ_SECS     duration of the fuzzer (cases/fuzz.c), per pass [20;
+#   GDRMAP_FUZZ_SECS     duration of the fuzzer (cases/ioctl_fuzz.c), per pass [20;
 #                        60 s per kernel over the three passes]
 #   GDRMAP_FUZZ_SEED     the fuzzer's seed, to replay a run [random]
 #   GDRMAP_CASE_TIMEOUT  limit on one test inside the VM, seconds [120]

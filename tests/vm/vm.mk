@@ -26,7 +26,7 @@ $(O)/tests/vm/cases/%: tests/vm/cases/%.c | lib sim-shim
 # present, once with gdrdrv loaded (test_cli.sh's do not, and it runs on
 # the host; under TCG it alone would take half a minute).
 VM_SIM_TESTS   = $(SIM_VMTEST_BINS)
-VM_TOOLS       = $(if $(GDRMAP_BIN),$(GDRMAP_BIN) $(JSONQ_BIN) tools/tests/lib.sh)
+VM_TOOLS       = $(if $(GDRMAP_BIN),$(GDRMAP_BIN) $(JSONQ_BIN) tools/tests/harness.sh)
 VM_TOOLS_TESTS = $(if $(GDRMAP_BIN),$(filter %/test_doctor.sh %/test_measure.sh,$(TOOLS_TESTS)))
 
 .PHONY: vm-cases vm-manifest check-vm $(addprefix check-vm-,$(VM_KERNELS))
@@ -88,17 +88,18 @@ CHECK_SUITES += check-vm-arm64
 
 -include $(patsubst tests/vm/cases/%.c,$(O)/tests/vm/dep/%.d,$(VM_CASE_SRCS))
 
-# `make fuzz`: the fuzzer alone, longer: FUZZ_SECS per gdrdrv mode on each
-# kernel of FUZZ_KERNELS, from seed SEED (random if empty), every test's
-# output shown (the seeds and counts of each pass).  The log of each kernel
+# `make ioctl-fuzz`: the VM's fuzzer of gdrdrv (cases/ioctl_fuzz.c) alone,
+# longer (libFuzzer on the library's API is `make libfuzz`): FUZZ_SECS per
+# gdrdrv mode on each kernel of FUZZ_KERNELS, from seed SEED (random if
+# empty), every test's output shown (the seeds and counts of each pass).  The log of each kernel
 # is $(O)/vm/<kver>/serial.log.
 FUZZ_SECS    ?= 300
 FUZZ_KERNELS ?= $(VM_KERNELS)
 SEED         ?=
-.PHONY: fuzz
-fuzz: lib
+.PHONY: ioctl-fuzz
+ioctl-fuzz: lib
 	@status=0; for s in $(FUZZ_KERNELS); do \
-		GDRMAP_VM_ONLY='/fuzz$$' GDRMAP_FUZZ_SECS=$(FUZZ_SECS) \
+		GDRMAP_VM_ONLY='/ioctl_fuzz$$' GDRMAP_FUZZ_SECS=$(FUZZ_SECS) \
 		GDRMAP_FUZZ_SEED=$(SEED) VERBOSE=1 \
 		GDRMAP_CASE_TIMEOUT=$$(($(FUZZ_SECS) + 600)) \
 		GDRMAP_VM_TIMEOUT=$$((2 * $(FUZZ_SECS) + 1800)) \

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The gdrmap command line: help for every subcommand, and every kind of
 # bad input refused with a message and exit status 2, never a crash.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/harness.sh"
 
 cmds="doctor copylat copybw apiperf pplat"
 

@@ -2,7 +2,7 @@
 # gdrmap doctor: runs anywhere (no GPU, no root), exits 0 unless a check
 # failed, and its JSON has every documented key, consistent with its text.
 # With GDRMAP_TEST_DEVICE, about that GPU only (-d).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/harness.sh"
 
 run_rc text "$GDRMAP" doctor $dev_opt
 expect "doctor exits 0 or 1 (got $rc)" rc_in $rc 0 1

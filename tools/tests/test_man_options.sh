@@ -3,7 +3,7 @@
 # points there): every long option a subcommand's --help lists is in the
 # page's OPTIONS section, and every option that section describes is one
 # some subcommand (or gdrmap itself: --help, --version) takes.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/harness.sh"
 page=${GDRMAP_MAN:-$(dirname "$0")/../../man/man1/gdrmap.1}
 [ -f "$page" ] || { echo "SKIP: no $page"; exit 77; }
 

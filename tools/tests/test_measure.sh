@@ -5,7 +5,7 @@
 # and its JSON is checked for shape and for data moved correctly
 # ("verified": true); on a simulated GPU, for the "simulated" label.
 # Speed is never checked.  With GDRMAP_TEST_DEVICE, on that GPU (-d).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/harness.sh"
 
 cmds="copylat copybw apiperf pplat"
 

@@ -3,7 +3,7 @@
 # simulated GPU): a PNG and an SVG per file and the threads plot, each
 # titled as simulated; bad input refused.  Skips the plotting without
 # gnuplot.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/harness.sh"
 
 data=$(cd "$(dirname "$0")/data" 2>/dev/null && pwd)
 plot=$(cd "$(dirname "$0")/../../bench" 2>/dev/null && pwd)/plot.sh

@@ -14,7 +14,7 @@
  *  - a copy that succeeds moved exactly its bytes, and nothing else;
  *  - after gdr_close every pin and mapping of the backend is released.
  * A violation aborts (__builtin_trap), and libFuzzer saves the input:
- * put it in tests/fuzz/corpus/ so that every run replays it.
+ * put it in tests/libfuzzer/corpus/ so that every run replays it.
  */
 #include <stdint.h>
 #include <string.h>
