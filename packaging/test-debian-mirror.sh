@@ -109,20 +109,20 @@ is "the variables override" "$(GDRMAP_DEBIAN_MIRROR=http://env.example/debian/ \
 
 # The kernel matrix writes its contexts' sources from them.
 machine deb822
-got=$(top=$top kl_prog=test sh -c '. "$top/tests/kernels/lib.sh"; kl_sources trixie' 2>&1 | tr '\n' ';')
+got=$(top=$top kl_prog=test sh -c '. "$top/tests/kernels/matrix.sh"; kl_sources trixie' 2>&1 | tr '\n' ';')
 is "tests/kernels: trixie's sources" "$got" \
 	"deb http://mirror.example/debian trixie main;deb http://security.example/debian-security trixie-security main;deb http://mirror.example/debian trixie-backports main;"
 # A machine without a security source (a fresh debootstrap): the
 # security suite is left out, and said so.
 machine nosecurity
 echo 'deb http://mirror.example/debian bookworm main' >"$d/etc/apt/sources.list"
-got=$(top=$top kl_prog=test sh -c '. "$top/tests/kernels/lib.sh"; kl_sources trixie' 2>"$tmp/err" | tr '\n' ';')
+got=$(top=$top kl_prog=test sh -c '. "$top/tests/kernels/matrix.sh"; kl_sources trixie' 2>"$tmp/err" | tr '\n' ';')
 is "tests/kernels without a security archive: trixie's sources" "$got" \
 	"deb http://mirror.example/debian trixie main;deb http://mirror.example/debian trixie-backports main;"
 grep -q "trixie-security left out.*GDRMAP_DEBIAN_SECURITY_MIRROR" "$tmp/err" && ok ||
 	bad "tests/kernels without a security archive: says so: $(cat "$tmp/err")"
 machine other
-got=$(top=$top kl_prog=test sh -c '. "$top/tests/kernels/lib.sh"; kl_sources sid' 2>&1)
+got=$(top=$top kl_prog=test sh -c '. "$top/tests/kernels/matrix.sh"; kl_sources sid' 2>&1)
 case $got in
 *GDRMAP_DEBIAN_MIRROR*) ok ;;
 *) bad "tests/kernels without a Debian archive: '$got'" ;;

@@ -10,7 +10,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kl_prog=check-dkms
-. "$top/tests/kernels/lib.sh"
+. "$top/tests/kernels/matrix.sh"
 usage() { kl_die "usage: $0 [-a ARCH] [-s SUMMARY_FILE] NAME..."; }
 
 arch=$kl_host_arch summary=

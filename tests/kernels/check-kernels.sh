@@ -18,7 +18,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kl_prog=check-kernels
-. "$top/tests/kernels/lib.sh"
+. "$top/tests/kernels/matrix.sh"
 usage() { kl_die "usage: $0 [-a ARCH] [-p] [-s SUMMARY_FILE] [-r RESULTS_FILE] [NAME...]"; }
 
 arch=$kl_host_arch summary= results= prefetch=0

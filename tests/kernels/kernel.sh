@@ -17,7 +17,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kl_prog=kernel.sh
-. "$top/tests/kernels/lib.sh"
+. "$top/tests/kernels/matrix.sh"
 
 usage() { kl_die "usage: $0 [-a ARCH] fetch [-b] NAME | run NAME CMD... | names [VM...] | prepare CONTEXT..."; }
 

@@ -24,7 +24,7 @@ export GDRMAP_KERNEL_RESULTS = $(KERNEL_RESULTS)
 # run (the suites that need them wait on the cache's locks).  Killed with
 # make by ^C (same process group).
 # The prefetch resolves "newest" once per run; the suites after it keep
-# those lists however long the run takes (GDRMAP_APT_MAX_AGE, lib.sh).
+# those lists however long the run takes (GDRMAP_APT_MAX_AGE, matrix.sh).
 KERNEL_PREFETCH = mkdir -p $(abspath $(O))/kernel; \
 	O=$(O) tests/kernels/check-kernels.sh -p >$(abspath $(O))/kernel/prefetch.log 2>&1 & \
 	export GDRMAP_APT_MAX_AGE=$${GDRMAP_APT_MAX_AGE:-86400};

@@ -10,7 +10,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kl_prog=busybox.sh
-. "$top/tests/kernels/lib.sh"
+. "$top/tests/kernels/matrix.sh"
 
 [ $# = 1 ] || kl_die "usage: $0 ARCH"
 arch=$1
