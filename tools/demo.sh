@@ -118,6 +118,8 @@ cp "$gdrmap" "$stage/usr/bin/gdrmap"
 cat >"$stage/init" <<'EOI'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
+# tests/vm/boot.sh takes this line as the sign that init started.
+echo DEMO-INIT
 export PATH=/bin:/sbin:/usr/bin LD_LIBRARY_PATH=/usr/lib/gdrmap
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -145,14 +147,9 @@ chmod +x "$stage/init"
 tests/vm/mkinitramfs.sh "$stage" "$work/initramfs.cpio.gz" ||
 	die "packing the VM's initramfs failed"
 step "VM running (QEMU, without KVM; log: $work/serial.log)"
-# tsc=unstable: see tests/vm/run-vm.sh (a TCG guest can die switching
-# to the TSC clocksource).
-timeout -k 10 900 qemu-system-x86_64 -machine q35,accel="${GDRMAP_VM_ACCEL:-tcg}" \
-	-cpu max -smp 2 -m 1G -nographic -no-reboot -nodefaults \
-	-serial stdio -monitor none -kernel "$VMLINUZ" \
-	-initrd "$work/initramfs.cpio.gz" -append "console=ttyS0 panic=-1 quiet tsc=unstable" \
-	-object memory-backend-ram,id=gpumem,size=256M,share=on \
-	-device ivshmem-plain,memdev=gpumem </dev/null >"$work/serial.log" 2>&1 || true
+# Booted as the test suite's VM is (tests/vm/boot.sh), with one GPU.
+tests/vm/boot.sh -g 1 -t 900 "$VMLINUZ" "$work/initramfs.cpio.gz" \
+	"$work/serial.log" DEMO-INIT || true
 tr -d '\r' <"$work/serial.log" >"$work/serial.txt"
 grep -q DEMO-DONE "$work/serial.txt" || die "the VM did not finish: see $work/serial.log"
 awk '/DEMO-JSON-BEGIN/ { exit } f { print } /DEMO-DOCTOR-BEGIN/ { f = 1 }' \

@@ -39,6 +39,8 @@
 #   VERBOSE              non-empty: show every test's output, not only
 #                        a failing one's []
 #   MAKE                 [make]
+# (GDRMAP_VM_MEM, _SMP, _GPUMEM and _ACCEL are read by tests/vm/boot.sh,
+# which boots the VM.)
 # Exit status: 0 when every check passed and the kernel log is clean.
 set -eu
 
@@ -75,31 +77,8 @@ esac
 arch=${arch:-$(dpkg --print-architecture)}
 results=${GDRMAP_KERNEL_RESULTS:-}
 
-# The QEMU of each architecture: the command, its machine and console.
-case $arch in
-amd64)
-	qemu=qemu-system-x86_64 qemu_pkg=qemu-system-x86
-	qemu_machine="-machine q35,accel=${GDRMAP_VM_ACCEL:-tcg} -cpu max"
-	# tsc=unstable: under multi-threaded TCG the switch to the refined
-	# TSC clocksource, 4.3 s into boot, rewrites live code through int3
-	# and a timer interrupt on the other vCPU can hit the breakpoint:
-	# 6.12 and 7.3.4 died of it ("Oops: int3" in
-	# ktime_get_update_offsets_now from tsc_refine_calibration_work).
-	# The guest stays on HPET, as 6.1 does of itself under TCG (it finds
-	# the vCPUs' TSCs unsynchronized); gdrdrv does not read the clock.
-	console=ttyS0 karch="tsc=unstable" ;;
-arm64)
-	# The virt machine: a PCIe host bridge (the ivshmem devices sit on
-	# it; Linux assigns their BARs, no firmware is needed) and a GICv3,
-	# as on Grace.  TCG's default pointer authentication (QARMA) costs
-	# much emulation time (a boot measured 22 s with it, 13 s without);
-	# the implementation-defined one behaves the same for the guest.
-	qemu=qemu-system-aarch64 qemu_pkg=qemu-system-arm
-	qemu_machine="-machine virt,gic-version=3,accel=${GDRMAP_VM_ACCEL:-tcg} -cpu max,pauth-impdef=on"
-	console=ttyAMA0 karch= ;;
-*) die "no VM for $arch kernels (amd64 and arm64 are known)" ;;
-esac
-command -v $qemu >/dev/null || die "$qemu not found: apt-get install $qemu_pkg"
+# Before anything is built: this architecture's QEMU is there.
+"$vmdir/boot.sh" -a "$arch" -c || exit 1
 
 # The guest's programs: built by the host's compiler into $O for the
 # host's architecture; for another, by Debian's cross compiler into
@@ -170,47 +149,14 @@ busybox=$("$vmdir/busybox.sh" "$arch") || fail_early "no busybox for $arch"
 "$vmdir/mkinitramfs.sh" -b "$busybox" ${guest_libdirs:+-L "$guest_libdirs"} \
 	"$stage" "$work/initramfs.cpio.gz" || fail_early "initramfs failed"
 
-# One ivshmem-plain device per simulated GPU, each with its own memory;
-# nvsim numbers them in PCI order, as CUDA's ordinals.
-gpuargs='' i=0
-while [ $i -lt "$gpus" ]; do
-	gpuargs="$gpuargs -object memory-backend-ram,id=gpumem$i,size=${GDRMAP_VM_GPUMEM:-256M},share=on"
-	gpuargs="$gpuargs -device ivshmem-plain,memdev=gpumem$i"
-	i=$((i + 1))
-done
-
 start=$(date +%s)
-# -no-reboot turns the guest's panic (panic=-1) or reboot into an exit;
-# timeout bounds a hung guest; the serial console is the only output.
-# The stock kernel's own checkers, switched on: SLUB red zones and
-# poisoning, page poisoning, KFENCE (6.12); init adds the hung task check.
-kdebug="slub_debug=FZPU page_poison=1 kfence.sample_interval=10"
-boot() {
-	set +e
-	# shellcheck disable=SC2086
-	timeout -k 10 "$vm_timeout" $qemu $qemu_machine \
-		-smp "${GDRMAP_VM_SMP:-2}" -m "${GDRMAP_VM_MEM:-1G}" \
-		-nographic -no-reboot -nodefaults -serial stdio -monitor none \
-		-kernel "$VMLINUZ" -initrd "$work/initramfs.cpio.gz" \
-		-append "console=$console panic=-1 quiet log_buf_len=4M printk.devkmsg=on $kdebug $karch" \
-		$gpuargs \
-		</dev/null >"$log" 2>&1
-	qrc=$?
-	set -e
-}
-boot
-# A guest kernel that dies before init's first line ran no gdrmap code
-# (init loads every module), so it is the emulator's fault, not the
-# tree's: under TCG stock 6.12 and 7.3 kernels took an int3 Oops while
-# patching their own code 4 s into boot (twice in the 2026-11-23 runs,
-# before tsc=unstable above removed the patching that was seen to die).
-# Boot once more, say so, and keep the first log.  A death after init
-# started always counts.  The line is init's first (tests/vm/init).
-if ! grep -aq '== gdrmap VM: Linux ' "$log"; then
-	cp "$log" "$log.boot1"
-	echo "run-vm: the guest kernel died before init started (qemu exit $qrc; no gdrmap code had run; log kept as $log.boot1); booting once more"
-	boot
-fi
+# The stock kernel's own checkers on (-d); init adds the hung task check.
+# The line init prints first says it started (tests/vm/init).
+set +e
+"$vmdir/boot.sh" -a "$arch" -g "$gpus" -t "$vm_timeout" -d "$VMLINUZ" \
+	"$work/initramfs.cpio.gz" "$log" '== gdrmap VM: Linux '
+qrc=$?
+set -e
 secs=$(( $(date +%s) - start ))
 
 "$vmdir/judge.sh" "$log" "$summary" "$qrc" "$KVER" "$secs" \
