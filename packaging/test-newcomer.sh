@@ -8,9 +8,9 @@
 #      make demo: it installs what it needs, builds into a log (no compiler
 #      lines on the terminal, a log that is not empty), boots the VM and
 #      shows doctor, copylat and pplat on the simulated GPU;
-#      make check's first step on that machine: every package
-#      scripts/deps.sh lists installs there (apt-get -s: the packages are
-#      installed for real by CI's own make check);
+#      the first step of make check and make check-all on that machine:
+#      every package scripts/deps.sh lists installs there (apt-get -s: the
+#      packages are installed for real by CI's own make check-all);
 #   2. README's quick start, the steps that need no GPU: apt-get build-dep
 #      ./packaging, packaging/build-debs.sh, apt-get install dkms
 #      linux-headers-$(uname -r) ./build/deb/*.deb (DKMS builds gdrdrv),
@@ -119,9 +119,9 @@ for f in doctor copylat pplat; do
 done
 echo "    make demo took ${demo_s}s"
 
-step "README: make check's packages (scripts/deps.sh's list, apt-get -s)"
-in_root checkdeps 'pkgs=$(sed -n "/^pkgs=\"/,/\"\$/p" scripts/deps.sh | sed "s/^pkgs=//; s/\"//g" | tr -s " \t\n" " ") && apt-get install -s -qq $pkgs >/dev/null'
-ran checkdeps "every package of scripts/deps.sh installs on Debian 12"
+step "README: the packages of make check and make check-all (scripts/deps.sh --list, apt-get -s)"
+in_root checkdeps 'pkgs=$(sh scripts/deps.sh --list) && [ -n "$pkgs" ] && apt-get install -s -qq $pkgs >/dev/null'
+ran checkdeps "every package of scripts/deps.sh --list (make check-all's, make check's among them) installs on Debian 12"
 
 step "README quick start: its commands, as written"
 # A GPU host's user has sudo; the chroot's uname -r is Debian 12's kernel.

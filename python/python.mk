@@ -23,5 +23,3 @@ check-python: python-tests
 	@echo "== Python package (python/tests, $(PYTHON))"
 	@GDRMAP_BUILD=$(abspath $(O)) PYTHONDONTWRITEBYTECODE=1 \
 		tests/run-tests.sh -t 600 -w $(PYTHON) -s $(CHECK_SUMMARY) $(PY_TESTS)
-
-CHECK_SUITES += check-python

@@ -1,51 +1,71 @@
 #!/bin/sh
-# Make sure the Debian packages that `make check` needs are installed;
-# with --demo or --demo-vm, those `make demo` needs (below); or those named
-# as arguments (packaging/test-deps.sh).
-# As root it installs what is missing (apt-get); otherwise it prints the
-# command to run and fails.  The kernel images (and headers) booted in
-# the VM are not installed: tests/vm fetches them into its own cache.
+# Make sure the Debian packages a command of the README needs are
+# installed:
+#   scripts/deps.sh             what `make check-all` needs (CI)
+#   scripts/deps.sh --check     what `make check` needs
+#   scripts/deps.sh --demo      what `make demo` needs to build;
+#   scripts/deps.sh --demo-vm   ... and to boot the VM
+#   scripts/deps.sh PKG...      those packages (packaging/test-deps.sh)
+# With --list it prints the packages and stops.
+# As root it installs what is missing (apt-get); otherwise it names the
+# missing packages, prints the command that installs them, and fails.
+# The kernel images (and headers) booted in the VM are not installed:
+# tests/vm fetches them into its own cache.
 set -u
 
-# compilers (gcc, clang and its libFuzzer runtime, the arm64 cross
-# compiler and qemu-user to run its tests); the VM tests (QEMU for x86-64 and arm64, busybox, what
-# Debian's prebuilt kbuild tools and the 6.12 BTF step need; the arm64
+# make check: compilers (gcc, clang and its libFuzzer runtime, the arm64
+# cross compiler and qemu-user to run its tests); the Vulkan header the
+# ABI test compares with; plots; the man pages' and the rpm spec's
+# checkers, pkg-config for make install's test; the Python package's tests
+# (python3, venv + pip to install it offline, NumPy buffers).
+check_pkgs="make gcc g++ clang libclang-rt-14-dev binutils gcc-aarch64-linux-gnu
+	libc6-dev-arm64-cross qemu-user libvulkan-dev gnuplot-nox pkgconf man-db
+	groff-base rpm python3 python3-venv python3-pip python3-numpy"
+# make check-all adds: the VM tests (QEMU for x86-64 and arm64, busybox,
+# what Debian's prebuilt kbuild tools and the 6.12 BTF step need; the arm64
 # guest's busybox is Debian's arm64 .deb, fetched by tests/vm, never
-# installed); the Vulkan header the ABI test compares with; plots;
-# building and checking the packages and man pages, and the Debian root
-# file system the container test installs them into; the kernel headers
-# gdrdrv is built against (Debian 12's 6.1 and 6.12; the VM tests fetch
-# their own); mmdebstrap, also for the chroots of the kernel matrix's
-# other suites; the Python package's tests (python3, venv + pip to
-# install it offline, NumPy buffers) and its Debian packaging (dh-python,
-# pybuild).
-pkgs="make gcc g++ clang libclang-rt-14-dev binutils gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-	qemu-system-x86 qemu-system-arm busybox-static cpio gzip kmod apt dpkg dpkg-dev libc-bin
-	libelf1 libssl3 pahole libvulkan-dev gnuplot-nox
-	debhelper dkms pkgconf man-db groff-base rpm mmdebstrap
+# installed); building and installing the packages and the DKMS module,
+# and the Debian root file systems the container, newcomer and newer-glibc
+# tests use (mmdebstrap, also for the chroots of the kernel matrix's other
+# suites); the kernel headers gdrdrv is built against (Debian 12's 6.1 and
+# 6.12; the VM tests fetch their own); the Python package's Debian
+# packaging (dh-python, pybuild).
+all_pkgs="$check_pkgs
+	qemu-system-x86 qemu-system-arm busybox-static cpio gzip kmod apt dpkg dpkg-dev
+	libc-bin libelf1 libssl3 pahole debhelper dkms mmdebstrap
 	linux-headers-amd64 linux-headers-6.12-amd64
-	python3 python3-venv python3-pip python3-numpy
 	dh-python pybuild-plugin-pyproject python3-all"
-# make demo, subsets of the above: --demo builds the library and the
-# command; --demo-vm runs them on the simulated GPU (QEMU, busybox, and
-# what Debian's kernel headers build the VM's modules with).
-what="make check"
-case ${1:-} in
---demo)
-	pkgs="make gcc libc6-dev binutils" what="make demo"
-	shift ;;
---demo-vm)
-	pkgs="qemu-system-x86 busybox-static cpio gzip kmod apt dpkg libelf1 libssl3 pahole"
-	# The VM boots Debian 12's kernel: elsewhere (Ubuntu, another Debian
-	# release) its modules build in a Debian 12 chroot, made with
-	# mmdebstrap (whose hooks use dpkg-architecture) and Debian's keys.
-	codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
-	[ "$codename" = bookworm ] ||
-		pkgs="$pkgs mmdebstrap debian-archive-keyring dpkg-dev"
-	what="make demo's VM"
-	shift ;;
-esac
+
+list=
+pkgs=$all_pkgs what="make check-all"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--list) list=1 ;;
+	--check) pkgs=$check_pkgs what="make check" ;;
+	# make demo, subsets of the above: --demo builds the library and the
+	# command; --demo-vm runs them on the simulated GPU (QEMU, busybox,
+	# and what Debian's kernel headers build the VM's modules with).
+	--demo) pkgs="make gcc libc6-dev binutils" what="make demo" ;;
+	--demo-vm)
+		pkgs="qemu-system-x86 busybox-static cpio gzip kmod apt dpkg libelf1 libssl3 pahole"
+		# The VM boots Debian 12's kernel: elsewhere (Ubuntu, another
+		# Debian release) its modules build in a Debian 12 chroot, made
+		# with mmdebstrap (whose hooks use dpkg-architecture) and
+		# Debian's keys.
+		codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+		[ "$codename" = bookworm ] ||
+			pkgs="$pkgs mmdebstrap debian-archive-keyring dpkg-dev"
+		what="make demo's VM" ;;
+	-*) echo "usage: $0 [--list] [--check | --demo | --demo-vm | PKG...]" >&2; exit 2 ;;
+	*) break ;;
+	esac
+	shift
+done
 [ $# = 0 ] || pkgs="$*" what="scripts/deps.sh $*"
+if [ -n "$list" ]; then
+	echo $pkgs
+	exit 0
+fi
 
 find_missing() {
 	missing=

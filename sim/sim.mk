@@ -70,7 +70,6 @@ $(O)/sim/tests/%: sim/tests/%.c $(SIM_SHIM)
 	$(CC) $(SIM_CFLAGS) -Itests/common -MMD -MP \
 		-DSIM_SHIM_PATH='"$(abspath $(SIM_SHIM))"' -o $@ $< -ldl
 
-CHECK_SUITES += check-sim
 check-sim: sim-shim $(SIM_HTEST_BINS)
 	@echo "== simulated GPU host checks"
 	tests/run-tests.sh -t 120 -s $(CHECK_SUMMARY) $(SIM_HTEST_BINS)

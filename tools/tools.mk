@@ -53,8 +53,6 @@ check-tools: tools-tests
 	GDRMAP=$(abspath $(GDRMAP_BIN)) JSONQ=$(abspath $(JSONQ_BIN)) \
 		tests/run-tests.sh -t 120 -s $(CHECK_SUMMARY) $(TOOLS_TESTS)
 
-CHECK_SUITES += check-tools
-
 # `make install` installs $(GDRMAP_BIN) (packaging/install.mk, install-tools).
 
 # The demo: doctor, copylat and pplat on this machine's GPU, or on the

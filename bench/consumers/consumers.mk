@@ -19,5 +19,3 @@ check-bench-consumers: consumers lib
 	NCCL_GDR=$(abspath $(CONSUMERS_BIN)) GDRAPI=$(abspath $(O))/lib/libgdrapi.so.2 \
 		tests/run-tests.sh -t 120 -s $(CHECK_SUMMARY) \
 		bench/consumers/test_consumers.sh
-
-CHECK_SUITES += check-bench-consumers

@@ -8,9 +8,9 @@
 # usage: check-kernels.sh [-a ARCH] [-p] [-s SUMMARY_FILE] [-r RESULTS_FILE] [NAME...]
 #   NAME  kernels to build (default: every kernel of ARCH, the host's)
 #   -p    only make the chroots and fetch the kernels, with the images of
-#         those the VM boots (`make check` runs this at its start, in the
+#         those the VM boots (`make check-all` runs this at its start, in the
 #         background, so that the downloads overlap the other suites)
-#   -s    append "passed failed skipped" to SUMMARY_FILE (make check)
+#   -s    append "passed failed skipped" to SUMMARY_FILE (make check-all)
 #   -r    append one "build ..." and one "apis ..." line per kernel to
 #         RESULTS_FILE (tests/kernels/report.sh turns them into tables)
 # Environment: O (build directory), GDRMAP_VM_CACHE, MAKE.

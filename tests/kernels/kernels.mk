@@ -9,17 +9,20 @@
 #   make check-dkms       gdrmap-dkms builds and installs its module in the
 #                         chroots of DKMS_KERNELS
 #   make check-kernels    all of the matrix alone: those two and the VM suites
-#   make kernel-table     rewrite docs/testing.md's kernel table and
-#                         kernel/gdrdrv/README.md's API table from the last run
+#   make kernel-tables    the kernel table and the kernel API table, from the
+#                         last run's results, into $(KERNEL_TABLES)
+#   make update-tables    copy them into docs/testing.md and
+#                         kernel/gdrdrv/README.md (no test writes the tree)
 #
 # Each suite appends its result lines to $(KERNEL_RESULTS), which `make
-# check` empties first and turns into the tables last.
+# check-all` empties first and turns into the tables last.
 
 KERNEL_RESULTS ?= $(abspath $(O))/kernel-results
+KERNEL_TABLES  ?= $(abspath $(O))/tables
 DKMS_KERNELS   ?= 5.10 sid
 export GDRMAP_KERNEL_RESULTS = $(KERNEL_RESULTS)
 
-# `make check` starts this first, in the background, and waits for it
+# `make check-all` starts this first, in the background, and waits for it
 # last: the chroots and kernel packages are fetched while the other suites
 # run (the suites that need them wait on the cache's locks).  Killed with
 # make by ^C (same process group).
@@ -29,8 +32,7 @@ KERNEL_PREFETCH = mkdir -p $(abspath $(O))/kernel; \
 	O=$(O) tests/kernels/check-kernels.sh -p >$(abspath $(O))/kernel/prefetch.log 2>&1 & \
 	export GDRMAP_APT_MAX_AGE=$${GDRMAP_APT_MAX_AGE:-86400};
 
-CHECK_SUITES += check-kbuild check-dkms
-.PHONY: check-kbuild check-dkms check-kernels kernel-table test-modules
+.PHONY: check-kbuild check-dkms check-kernels kernel-tables update-tables test-modules
 
 # The modules the tests load, for KDIR, warnings as errors: nvsim, nvsim
 # built for the proprietary stand-in of nvidia.ko, and gdrdrv against each
@@ -64,5 +66,8 @@ check-kernels:
 	awk '{p+=$$1; f+=$$2; s+=$$3} END {printf "%d passed, %d failed, %d skipped\n", p, f, s}' \
 		$(CHECK_SUMMARY); exit $$status
 
-kernel-table:
-	tests/kernels/report.sh -u $(KERNEL_RESULTS) docs/testing.md kernel/gdrdrv/README.md
+kernel-tables:
+	@tests/kernels/report.sh -o $(KERNEL_TABLES) $(KERNEL_RESULTS)
+
+update-tables:
+	tests/kernels/report.sh -u $(KERNEL_TABLES) docs/testing.md kernel/gdrdrv/README.md

@@ -1,22 +1,30 @@
 #!/bin/sh
-# The kernel matrix's tables, from the result lines `make check` collects
-# (tests/kernels/kernels.mk's KERNEL_RESULTS):
+# The kernel matrix's tables, from the result lines `make check-all`
+# collects (tests/kernels/kernels.mk's KERNEL_RESULTS):
 #   build NAME ARCH PAGE KVER COMPILER PASS|FAIL      (check-kernels.sh)
 #   apis NAME ARCH KVER MACRO...                      (check-kernels.sh)
 #   vm NAME ARCH PAGE KVER PASSED FAILED SKIPPED      (run-vm.sh; arm64 too)
 #
-# usage: report.sh RESULTS                  print both tables (markdown)
-#        report.sh -u RESULTS docs/testing.md kernel/gdrdrv/README.md
-#                  rewrite the tables between their BEGIN/END markers there
+# usage: report.sh RESULTS          print both tables (markdown)
+#        report.sh -o DIR RESULTS   write them to DIR/kernel-matrix.md and
+#                                   DIR/kernel-apis.md (make kernel-tables)
+#        report.sh -u DIR docs/testing.md kernel/gdrdrv/README.md
+#                                   copy DIR's tables between their
+#                                   BEGIN/END markers there (make
+#                                   update-tables: the only step that
+#                                   writes the tree)
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 die() { echo "report: $*" >&2; exit 1; }
 
-update=0
-[ "${1:-}" = -u ] && { update=1; shift; }
-[ $# -ge 1 ] || die "usage: $0 [-u] RESULTS [docs/testing.md kernel/gdrdrv/README.md]"
-results=$1
-[ -s "$results" ] || die "no results in $results: run make check (or make check-kernels)"
+mode=print out=
+case ${1:-} in
+-o | -u)
+	[ $# -ge 2 ] || die "usage: $0 -o DIR RESULTS | -u DIR docs/testing.md kernel/gdrdrv/README.md"
+	[ "$1" = -o ] && mode=write || mode=update
+	out=$2
+	shift 2 ;;
+esac
 
 # kernel x architecture x page size x {builds, VM suite}; one row per
 # kernel release, in version order per architecture.
@@ -86,17 +94,28 @@ replace() {
 		!skip' "$1" >"$1.tmp" && mv "$1.tmp" "$1"
 }
 
-if [ $update = 0 ]; then
+if [ $mode = update ]; then
+	[ $# = 2 ] || die "usage: $0 -u DIR docs/testing.md kernel/gdrdrv/README.md"
+	for t in kernel-matrix kernel-apis; do
+		[ -s "$out/$t.md" ] ||
+			die "no $out/$t.md: make check-all (or make check-kernels, then make kernel-tables) writes it"
+	done
+	replace "$1" kernel-matrix "$out/kernel-matrix.md"
+	replace "$2" kernel-apis "$out/kernel-apis.md"
+	echo "report: the kernel tables of $1 and $2 are now those of $out"
+	exit 0
+fi
+
+[ $# = 1 ] || die "usage: $0 [-o DIR] RESULTS"
+results=$1
+[ -s "$results" ] || die "no results in $results: run make check-all (or make check-kernels)"
+if [ $mode = print ]; then
 	matrix
 	echo
 	apis
 	exit 0
 fi
-[ $# = 3 ] || die "usage: $0 -u RESULTS docs/testing.md kernel/gdrdrv/README.md"
-tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
-matrix >"$tmp"
-replace "$2" kernel-matrix "$tmp"
-apis >"$tmp"
-replace "$3" kernel-apis "$tmp"
-echo "report: the kernel tables of $2 and $3 are those of $results"
+mkdir -p "$out"
+matrix >"$out/kernel-matrix.md"
+apis >"$out/kernel-apis.md"
+echo "report: the kernel tables are in $out (make update-tables copies them into docs/testing.md and kernel/gdrdrv/README.md)"

@@ -34,5 +34,3 @@ check-libfuzzer: libfuzz-bin
 libfuzz: libfuzz-bin
 	GDRMAP_LIBFUZZ_BIN=$(LIBFUZZ_BIN) GDRMAP_LIBFUZZ_SECS=$(LIBFUZZ_SECS) \
 	GDRMAP_LIBFUZZ_SEED=0 tests/libfuzzer/fuzz_api.sh.run
-
-CHECK_SUITES += check-libfuzzer

@@ -2,7 +2,7 @@
 /*
  * The in-tree Vulkan declarations (common/vulkan_defs.h) match the real
  * header's values and layouts.  Skips where <vulkan/vulkan_core.h> is not
- * installed (Debian: libvulkan-dev, which make check installs).
+ * installed (Debian: libvulkan-dev, which scripts/deps.sh installs).
  */
 #include <stddef.h>
 

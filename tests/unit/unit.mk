@@ -4,8 +4,6 @@
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRCS))
 UNIT_CFLAGS = $(ALL_CFLAGS) -Ilib -Itests/common -fvisibility=default
-# Summary counts of every suite of one `make check` land here.
-CHECK_SUMMARY ?= $(abspath $(O))/check-summary
 
 # What the tests share, compiled once (the fake CUDA driver, fake_cuda.c):
 # an archive, so that a test links only what it uses.

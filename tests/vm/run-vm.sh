@@ -8,7 +8,7 @@
 # usage: run-vm.sh [-s SUMMARY_FILE] [-c CACHE_DIR] [-a ARCH] KERNEL
 #   KERNEL  a kernel name of kernels.conf (5.10, 6.1, 6.12, ...) or newest
 #   -a  its architecture [the host's]
-#   -s  append "passed failed skipped" to SUMMARY_FILE (for make check)
+#   -s  append "passed failed skipped" to SUMMARY_FILE (for make check-all)
 #   -c  where kernel packages and chroots are kept (default $GDRMAP_VM_CACHE,
 #       else $HOME/.cache/gdrmap-vm)
 # Environment (defaults in brackets):

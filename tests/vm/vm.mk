@@ -1,6 +1,6 @@
 # The VM tests: every tests/vm/cases/*.c is one test program, run inside a
 # QEMU VM (tests/vm/run-vm.sh) against gdrdrv.ko and the simulated GPU.
-# `make check` runs them on the kernels of tests/kernels/kernels.conf marked
+# `make check-all` runs them on the kernels of tests/kernels/kernels.conf marked
 # for the VM (Debian 11's 5.10, Debian 12's 6.1 and 6.12) and on the newest
 # of those marked "newest" (trixie-backports', sid's).
 
@@ -51,14 +51,12 @@ check-vm:
 		$(MAKE) --no-print-directory check-vm-$$s || status=1; done; \
 	exit $$status
 
-CHECK_SUITES += $(addprefix check-vm-,$(VM_KERNELS))
-
 # arm64 guests under qemu-system-aarch64, with everything cross-built: the
 # arm64 kernels of kernels.conf marked for the VM (4K and 16K pages).
 # Emulated arm64 is too slow for the whole suite on every commit:
 #   make check-arm64-vm            the whole suite on each, as x86-64 runs it
 #   make check-vm-arm64-NAME       one kernel, the whole suite
-#   make check-vm-arm64            what `make check` runs: on each kernel
+#   make check-vm-arm64            what `make check-all` runs: on each kernel
 #       VM_ARM64_SUBSET: the simulator's tests; every case in gdrdrv's
 #       callback mode (its mappings zapped by handle << PAGE_SHIFT,
 #       invalidation, SIGBUS) and in the proprietary flavour's persistent
@@ -83,8 +81,6 @@ check-arm64-vm check-vm-arm64:
 		$(if $(filter check-vm-arm64,$@),$(VM_ARM64_SUBSET)) \
 		$(MAKE) --no-print-directory check-vm-arm64-$$s || status=1; done; \
 	exit $$status
-
-CHECK_SUITES += check-vm-arm64
 
 -include $(patsubst tests/vm/cases/%.c,$(O)/tests/vm/dep/%.d,$(VM_CASE_SRCS))
 
