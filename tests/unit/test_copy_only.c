@@ -13,6 +13,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "fake_vulkan.h"
@@ -147,6 +148,27 @@ static int load_faults(const char *p)
 	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
 }
 
+/*
+ * Whether mincore() counts address space reserved with PROT_NONE as
+ * mapped, as Linux does: the library tells address space CUDA reserved
+ * from unmapped space by it (lib/copy_only.c).  qemu-user's mincore, which
+ * the arm64 unit tests run under, calls such pages unmapped.
+ */
+static int mincore_sees_reservations(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char vec;
+	void *p = mmap(NULL, (size_t)page, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	int seen;
+
+	if (p == MAP_FAILED)
+		return 0;
+	seen = mincore(p, 1, &vec) == 0;
+	munmap(p, (size_t)page);
+	return seen;
+}
+
 /* The 64 KiB window UCX pins around a 16-byte buffer, whose ends fall
  * between allocations: accepted, and the buffer copies both ways. */
 static void ucx_window(gdr_t g, int dev, CUdeviceptr small)
@@ -157,6 +179,10 @@ static void ucx_window(gdr_t g, int dev, CUdeviceptr small)
 	gdr_mh_t mh;
 	char *base, *p;
 
+	if (!mincore_sees_reservations()) {
+		SKIP("the window between allocations: mincore() here (qemu-user?) calls reserved address space unmapped, unlike Linux");
+		return;
+	}
 	gdr_cuda_pointer(start, &a);
 	gdr_cuda_pointer(start + size - 1, &b);
 	CHECK(a.dev < 0 && b.dev < 0, "CUDA knows neither end of the window");
@@ -217,6 +243,7 @@ static void vulkan_cases(gdr_t g)
 	int d, st, imports_before = imports;
 	gdr_mh_t mh;
 	char *base, *p, host[64];
+	size_t off;
 	void *va;
 
 	for (d = 0; d < FAKE_DEVS; d++)
@@ -265,18 +292,24 @@ static void vulkan_cases(gdr_t g)
 		/* A load or store through the pointer faults, loudly. */
 		CHECK(load_faults(p), "a load through a copy-only mapping faults");
 		/* Asking for a CPU mapping type is refused, and says why. */
+		off = (size_t)(p - base);
 		LIB(gdr_unmap(g, mh, base, 300000), 0);
 		LIB(gdr_map_v2(g, mh, &va, 300000, GDR_MAP_FLAG_REQ_WC_MAPPING),
 		    EOPNOTSUPP);
 		CHECK(strstr(gdrmap_last_error(), "copy-only") != NULL,
 		      "the refusal names copy-only: %s", gdrmap_last_error());
+		/* Mapped again, maybe elsewhere. */
 		LIB(gdr_map(g, mh, (void **)&base, 300000), 0);
+		p = base + off;
 		/* A DMA that fails is reported, nothing copied. */
 		fake_dma_fail = CUDA_ERROR_ILLEGAL_ADDRESS;
 		LIB(gdr_copy_to_mapping(mh, p, host, 8), EIO);
 		CHECK(strstr(gdrmap_last_error(), "CUDA_ERROR") != NULL ||
 		      strstr(gdrmap_last_error(), "failed") != NULL,
 		      "the failure is explained: %s", gdrmap_last_error());
+		/* The failure is spent whatever happened: no later copy
+		 * inherits it. */
+		fake_dma_fail = CUDA_SUCCESS;
 		unmap_unpin(g, mh, base, 300000);
 	}
 
