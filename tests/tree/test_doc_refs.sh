@@ -2,8 +2,9 @@
 # Every document the tree names is in the tree, and the code explains
 # itself without an issue tracker:
 #   - each Markdown file a tracked file mentions is a file of the tree
-#     (what scripts write, such as OUT/mpi/pingpong.md, is named by a
-#     path that ends in a results file's name; "$dir/x.md" is not a name);
+#     (what scripts write, such as out/mpi/pingpong.md, is named by a
+#     path that ends in a results file's name; "$dir/x.md" and DIR/x.md
+#     are not names);
 #   - no source file (code, make fragments, scripts) says "issue N" or
 #     points at a facts sheet or reference outside the tree: what the code
 #     relies on is written down in docs/ or bench/results/ instead.
@@ -29,6 +30,8 @@ while read -r f; do
 	grep -o -E '[$}]?[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.md\b' "$f" 2>/dev/null | sort -u |
 	while read -r ref; do
 		case $ref in '$'* | '}'*) continue ;; esac
+		# A placeholder directory (DIR/x.md, OUT/x.md) names no file.
+		echo "$ref" | grep -qE '(^|/)[A-Z][A-Z_]*/' && continue
 		grep -qxF "${ref##*/}" "$tmp/names" || echo "$f: $ref"
 	done
 done <"$tmp/text" >"$tmp/missing"
