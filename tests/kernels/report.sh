@@ -97,7 +97,7 @@ replace() {
 if [ $mode = update ]; then
 	[ $# = 2 ] || die "usage: $0 -u DIR docs/testing.md kernel/gdrdrv/README.md"
 	for t in kernel-matrix kernel-apis; do
-		[ -s "$out/$t.md" ] ||
+		[ -f "$out/$t.md" ] ||
 			die "no $out/$t.md: make check-all (or make check-kernels, then make kernel-tables) writes it"
 	done
 	replace "$1" kernel-matrix "$out/kernel-matrix.md"
