@@ -152,14 +152,6 @@ static int copy_only_unpin(struct gdr *g, struct gdr_region *r)
 	return 0;
 }
 
-static int copy_only_get_callback_flag(struct gdr *g, struct gdr_region *r,
-				       int *flag)
-{
-	(void)g, (void)r;
-	*flag = 0;
-	return 0;
-}
-
 static int copy_only_get_info(struct gdr *g, struct gdr_region *r,
 			      struct gdr_pin_info *info)
 {
@@ -215,7 +207,7 @@ static int copy_only_unmap(struct gdr *g, struct gdr_region *r, void *va,
 static const struct gdr_backend copy_only_ops = {
 	.name = "copy-only",
 	.unpin = copy_only_unpin,
-	.get_callback_flag = copy_only_get_callback_flag,
+	.get_callback_flag = gdr_buffer_id_callback_flag,
 	.get_info = copy_only_get_info,
 	.get_info_v1 = copy_only_get_info,
 	.map = copy_only_map,
@@ -243,6 +235,7 @@ int gdr_copy_only_pin(struct gdr *g, struct gdr_region *r, const char *caller)
 		      r->pin_addr;
 	r->bhandle = 0;
 	r->bpriv = NULL;
+	gdr_buffer_id_record(r);
 	r->ops = &copy_only_ops;
 	atomic_fetch_or_explicit(&r->state, REGION_COPY_ONLY,
 				 memory_order_release);

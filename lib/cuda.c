@@ -223,18 +223,20 @@ void gdr_cuda_pointer(uint64_t addr, struct gdr_cuda_ptr *p)
 		CU_POINTER_ATTRIBUTE_IS_MANAGED,
 		CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
 		CU_POINTER_ATTRIBUTE_CONTEXT,
+		CU_POINTER_ATTRIBUTE_BUFFER_ID,
 	};
 	unsigned int type = 0, managed = 0;
+	unsigned long long id = 0;
 	CUcontext ctx = NULL;
 	int dev = -1;
-	void *data[] = { &type, &managed, &dev, &ctx };
+	void *data[] = { &type, &managed, &dev, &ctx, &id };
 
 	memset(p, 0, sizeof(*p));
 	p->dev = -1;
 	/* Unlike cuPointerGetAttribute, it answers for any address: what it
 	 * does not know gets the attribute's empty value. */
 	if (!gdr_cuda_get(NULL, 0) ||
-	    cuda.ctx.PointerGetAttributes(4, attrs, data, addr) != CUDA_SUCCESS)
+	    cuda.ctx.PointerGetAttributes(5, attrs, data, addr) != CUDA_SUCCESS)
 		return;
 	p->type = type;
 	p->managed = managed != 0;
@@ -242,6 +244,7 @@ void gdr_cuda_pointer(uint64_t addr, struct gdr_cuda_ptr *p)
 	    dev < cuda.dev.device_count) {
 		p->dev = dev;
 		p->ctx = ctx;
+		p->buffer_id = id;
 	}
 }
 

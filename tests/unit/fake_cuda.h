@@ -76,11 +76,13 @@ struct fake_va {
 	size_t size;
 	int mem;		/* index into fake_mems; -1: not mapped */
 	int legacy;
+	unsigned long long buffer_id;	/* new per allocation and cuMemMap */
 };
 
 static struct fake_mem fake_mems[FAKE_MAX];
 static struct fake_va fake_vas[FAKE_MAX];
 static CUdeviceptr fake_next_va = 0x200000000000ULL;
+static unsigned long long fake_next_buffer_id = 1;
 
 static struct CUctx_st *fake_ctx(void)
 {
@@ -162,6 +164,7 @@ static CUdeviceptr fake_new_va(size_t size, int mem, int legacy)
 		fake_vas[i].size = size;
 		fake_vas[i].mem = mem;
 		fake_vas[i].legacy = legacy;
+		fake_vas[i].buffer_id = fake_next_buffer_id++;
 		/* As CUDA does, the address space is reserved in the process
 		 * with no access (the gap after it too): the CPU faults on
 		 * it.  Never given back: addresses are not reused. */
@@ -386,6 +389,9 @@ static CUresult fake_PointerGetAttributes(unsigned int n,
 			break;
 		case CU_POINTER_ATTRIBUTE_IS_MANAGED:
 			*(unsigned int *)data[i] = 0;
+			break;
+		case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+			*(unsigned long long *)data[i] = m ? va->buffer_id : 0;
 			break;
 		default:
 			pthread_mutex_unlock(&fake_lock);
@@ -629,6 +635,7 @@ static CUresult fake_MemMap(CUdeviceptr p, size_t size, size_t off,
 		fake_owner_ctx(m->dev);
 		m->refs++;
 		va->mem = (int)h - 1;
+		va->buffer_id = fake_next_buffer_id++;
 		res = CUDA_SUCCESS;
 	}
 	pthread_mutex_unlock(&fake_lock);
