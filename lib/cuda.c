@@ -143,12 +143,9 @@ static CUresult primary_context(int dev, CUcontext *ctx)
 	return res;
 }
 
-CUresult gdr_cuda_enter(int dev, struct gdr_cuda_scope *s)
+/* An empty scope for device dev, if CUDA works and dev exists. */
+static CUresult scope_begin(int dev, struct gdr_cuda_scope *s)
 {
-	CUcontext cur = NULL, ctx;
-	CUdevice want, cur_dev;
-	CUresult res;
-
 	s->call = NULL;
 	s->dev = dev;
 	s->addr = 0;
@@ -159,6 +156,18 @@ CUresult gdr_cuda_enter(int dev, struct gdr_cuda_scope *s)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (dev < 0 || dev >= cuda.dev.device_count)
 		return CUDA_ERROR_INVALID_DEVICE;
+	return CUDA_SUCCESS;
+}
+
+CUresult gdr_cuda_enter(int dev, struct gdr_cuda_scope *s)
+{
+	CUcontext cur = NULL, ctx;
+	CUdevice want, cur_dev;
+	CUresult res;
+
+	res = scope_begin(dev, s);
+	if (res != CUDA_SUCCESS)
+		return res;
 	res = cuda.ctx.DeviceGet(&want, dev);
 	if (res == CUDA_SUCCESS)
 		res = cuda.ctx.CtxGetCurrent(&cur);
@@ -191,16 +200,9 @@ CUresult gdr_cuda_enter_ctx(CUcontext ctx, int dev, struct gdr_cuda_scope *s)
 	CUcontext cur = NULL;
 	CUresult res;
 
-	s->call = NULL;
-	s->dev = dev;
-	s->addr = 0;
-	s->prev = NULL;
-	s->ctx = NULL;
-	s->switched = 0;
-	if (!gdr_cuda_get(NULL, 0))
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (dev < 0 || dev >= cuda.dev.device_count)
-		return CUDA_ERROR_INVALID_DEVICE;
+	res = scope_begin(dev, s);
+	if (res != CUDA_SUCCESS)
+		return res;
 	res = ctx ? CUDA_SUCCESS : primary_context(dev, &ctx);
 	if (res == CUDA_SUCCESS)
 		res = cuda.ctx.CtxGetCurrent(&cur);

@@ -55,13 +55,31 @@
 	X(StreamDestroy, cuStreamDestroy_v2)				\
 	X(StreamSynchronize, cuStreamSynchronize)
 
+/* VMM, asynchronous copies and pools: optional as well. */
+#define GPU_CUDA_VMM_FUNCS(X)						\
+	X(MemCreate, cuMemCreate)					\
+	X(MemRelease, cuMemRelease)					\
+	X(MemAddressReserve, cuMemAddressReserve)			\
+	X(MemAddressFree, cuMemAddressFree)				\
+	X(MemMap, cuMemMap)						\
+	X(MemUnmap, cuMemUnmap)						\
+	X(MemSetAccess, cuMemSetAccess)					\
+	X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2)			\
+	X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2)			\
+	X(MemAllocHost, cuMemAllocHost_v2)				\
+	X(MemFreeHost, cuMemFreeHost)
+
 #define GPU_MAX 16
 
 static struct {
 #define GPU_FIELD(field, sym) __typeof__(&sym) field;
 	GPU_CUDA_FUNCS(GPU_FIELD)
 	GPU_CUDA_KERNEL_FUNCS(GPU_FIELD)
+	GPU_CUDA_VMM_FUNCS(GPU_FIELD)
 #undef GPU_FIELD
+	/* Stream-ordered pools (CUDA 11.2+), when the driver has them. */
+	CUresult (*MemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+	CUresult (*MemFreeAsync)(CUdeviceptr, CUstream);
 	/* cuCtxCreate: _v4 (CUDA 13), else _v2 */
 	__typeof__(&cuCtxCreate_v4) CtxCreate4;
 	__typeof__(&cuCtxCreate_v2) CtxCreate2;
@@ -131,7 +149,10 @@ static inline int gpu_setup(void)
 #undef GPU_LOAD
 #define GPU_LOAD_OPT(field, sym) *(void **)&cu.field = dlsym(lib, #sym);
 	GPU_CUDA_KERNEL_FUNCS(GPU_LOAD_OPT)
+	GPU_CUDA_VMM_FUNCS(GPU_LOAD_OPT)
 #undef GPU_LOAD_OPT
+	*(void **)&cu.MemAllocAsync = dlsym(lib, "cuMemAllocAsync");
+	*(void **)&cu.MemFreeAsync = dlsym(lib, "cuMemFreeAsync");
 	*(void **)&cu.CtxCreate4 = dlsym(lib, "cuCtxCreate_v4");
 	*(void **)&cu.CtxCreate2 = dlsym(lib, "cuCtxCreate_v2");
 	if (cu.Init(0) != CUDA_SUCCESS || cu.DeviceGetCount(&cu.ndev) ||

@@ -12,35 +12,6 @@
  */
 #include "gpu.h"
 
-static struct {
-	__typeof__(&cuMemCreate) Create;
-	__typeof__(&cuMemRelease) Release;
-	__typeof__(&cuMemAddressReserve) Reserve;
-	__typeof__(&cuMemAddressFree) AddressFree;
-	__typeof__(&cuMemMap) Map;
-	__typeof__(&cuMemUnmap) Unmap;
-	__typeof__(&cuMemSetAccess) SetAccess;
-	CUresult (*AllocAsync)(CUdeviceptr *, size_t, CUstream);
-	CUresult (*FreeAsync)(CUdeviceptr, CUstream);
-} x;
-
-static void load(void)
-{
-	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-
-	if (!lib)
-		return;
-	*(void **)&x.Create = dlsym(lib, "cuMemCreate");
-	*(void **)&x.Release = dlsym(lib, "cuMemRelease");
-	*(void **)&x.Reserve = dlsym(lib, "cuMemAddressReserve");
-	*(void **)&x.AddressFree = dlsym(lib, "cuMemAddressFree");
-	*(void **)&x.Map = dlsym(lib, "cuMemMap");
-	*(void **)&x.Unmap = dlsym(lib, "cuMemUnmap");
-	*(void **)&x.SetAccess = dlsym(lib, "cuMemSetAccess");
-	*(void **)&x.AllocAsync = dlsym(lib, "cuMemAllocAsync");
-	*(void **)&x.FreeAsync = dlsym(lib, "cuMemFreeAsync");
-}
-
 static int flag_of(gdr_t g, gdr_mh_t mh)
 {
 	int flag = -1;
@@ -75,18 +46,18 @@ static void pool(const struct gpu_case *c)
 	CUstream s;
 	gdr_mh_t mh;
 
-	if (!x.AllocAsync || !x.FreeAsync || !cu.StreamCreate) {
+	if (!cu.MemAllocAsync || !cu.MemFreeAsync || !cu.StreamCreate) {
 		SKIP("no cuMemAllocAsync here");
 		return;
 	}
 	CU_ON(c->dev, cu.StreamCreate(&s, 1));
-	CU_ON(c->dev, x.AllocAsync(&p, 1 << 20, s));
+	CU_ON(c->dev, cu.MemAllocAsync(&p, 1 << 20, s));
 	CU_ON(c->dev, cu.StreamSynchronize(s));
 	LIB(gdr_pin_buffer(c->g, p, 4096, 0, 0, &mh), 0);
 	CHECK(flag_of(c->g, mh) == 0, "pool: 0 while allocated");
-	CU_ON(c->dev, x.FreeAsync(p, s));
+	CU_ON(c->dev, cu.MemFreeAsync(p, s));
 	CU_ON(c->dev, cu.StreamSynchronize(s));
-	CU_ON(c->dev, x.AllocAsync(&q, 1 << 20, s));
+	CU_ON(c->dev, cu.MemAllocAsync(&q, 1 << 20, s));
 	CU_ON(c->dev, cu.StreamSynchronize(s));
 	CHECK(flag_of(c->g, mh) == 1,
 	      "pool: 1 once freed and allocated again (%s address)",
@@ -95,7 +66,7 @@ static void pool(const struct gpu_case *c)
 		printf("GPU %d: the pool handed %s address back\n", c->dev,
 		       q == p ? "the same" : "another");
 	LIB(gdr_unpin_buffer(c->g, mh), 0);
-	CU_ON(c->dev, x.FreeAsync(q, s));
+	CU_ON(c->dev, cu.MemFreeAsync(q, s));
 	CU_ON(c->dev, cu.StreamSynchronize(s));
 	CU_ON(c->dev, cu.StreamDestroy(s));
 }
@@ -116,38 +87,36 @@ static void vmm(const struct gpu_case *c)
 	CUdeviceptr p = 0;
 	gdr_mh_t mh, again;
 
-	if (!x.Create || !x.SetAccess) {
+	if (!cu.MemCreate || !cu.MemSetAccess) {
 		SKIP("no cuMemCreate here");
 		return;
 	}
-	CU_ON(c->dev, x.Create(&h, size, &prop, 0));
-	CU_ON(c->dev, x.Reserve(&p, size, 0, 0, 0));
-	CU_ON(c->dev, x.Map(p, size, 0, h, 0));
-	CU_ON(c->dev, x.Release(h));
-	CU_ON(c->dev, x.SetAccess(p, size, &access, 1));
+	CU_ON(c->dev, cu.MemCreate(&h, size, &prop, 0));
+	CU_ON(c->dev, cu.MemAddressReserve(&p, size, 0, 0, 0));
+	CU_ON(c->dev, cu.MemMap(p, size, 0, h, 0));
+	CU_ON(c->dev, cu.MemRelease(h));
+	CU_ON(c->dev, cu.MemSetAccess(p, size, &access, 1));
 	LIB(gdr_pin_buffer(c->g, p, size, 0, 0, &mh), 0);
 	CHECK(flag_of(c->g, mh) == 0, "VMM: 0 while mapped");
-	CU_ON(c->dev, x.Unmap(p, size));
+	CU_ON(c->dev, cu.MemUnmap(p, size));
 	CHECK(flag_of(c->g, mh) == 1, "VMM: 1 once unmapped");
-	CU_ON(c->dev, x.Create(&h, size, &prop, 0));
-	CU_ON(c->dev, x.Map(p, size, 0, h, 0));
-	CU_ON(c->dev, x.Release(h));
-	CU_ON(c->dev, x.SetAccess(p, size, &access, 1));
+	CU_ON(c->dev, cu.MemCreate(&h, size, &prop, 0));
+	CU_ON(c->dev, cu.MemMap(p, size, 0, h, 0));
+	CU_ON(c->dev, cu.MemRelease(h));
+	CU_ON(c->dev, cu.MemSetAccess(p, size, &access, 1));
 	CHECK(flag_of(c->g, mh) == 1, "VMM: still 1 with new memory there");
 	LIB(gdr_pin_buffer(c->g, p, size, 0, 0, &again), 0);
 	CHECK(flag_of(c->g, again) == 0, "VMM: a new pin of it: 0");
 	LIB(gdr_unpin_buffer(c->g, again), 0);
 	LIB(gdr_unpin_buffer(c->g, mh), 0);
-	CU_ON(c->dev, x.Unmap(p, size));
-	CU_ON(c->dev, x.AddressFree(p, size));
+	CU_ON(c->dev, cu.MemUnmap(p, size));
+	CU_ON(c->dev, cu.MemAddressFree(p, size));
 }
 
 static void one_case(const struct gpu_case *c)
 {
 	int backend = 0;
 
-	if (!x.Create)
-		load();
 	gdr_get_attribute(c->g, GDRMAP_ATTR_BACKEND, &backend);
 	if (backend == GDRMAP_BACKEND_GDRDRV) {
 		SKIP("gdrdrv reports frees from NVIDIA's callback, in callback mode only");

@@ -319,11 +319,44 @@ static inline CUcontext fake_ctx_create(int dev, int which)
 
 /* --- memory --- */
 
+/* One attribute of the range va (NULL: unknown address, the attribute's
+ * empty value); fake_lock held.  0, or -1 for an attribute not faked. */
+static int fake_attr(const struct fake_va *va, CUpointer_attribute a,
+		     void *data)
+{
+	const struct fake_mem *m = va ? &fake_mems[va->mem] : NULL;
+
+	switch (a) {
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = m ? m->dev : -2;
+		return 0;
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = m && va->legacy ? m->ctx : NULL;
+		return 0;
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned int *)data = m ? CU_MEMORYTYPE_DEVICE : 0;
+		return 0;
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+		*(unsigned int *)data = 0;
+		return 0;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+		*(unsigned long long *)data = m ? va->buffer_id : 0;
+		return 0;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = va ? va->base : 0;
+		return 0;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = va ? va->size : 0;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 static CUresult fake_PointerGetAttribute(void *data, CUpointer_attribute a,
 					 CUdeviceptr p)
 {
 	struct fake_va *va;
-	struct fake_mem *m;
 	CUresult res = CUDA_SUCCESS;
 
 	pthread_mutex_lock(&fake_lock);
@@ -332,74 +365,32 @@ static CUresult fake_PointerGetAttribute(void *data, CUpointer_attribute a,
 		pthread_mutex_unlock(&fake_lock);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	m = &fake_mems[va->mem];
 	/* The owner lookup is the one query made outside a scope. */
 	if (a != CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL &&
-	    !(fake_ctx() && fake_ctx()->dev == m->dev))
+	    !(fake_ctx() && fake_ctx()->dev == fake_mems[va->mem].dev))
 		atomic_fetch_add(&fake_wrong_ctx, 1);
-	switch (a) {
-	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-		*(int *)data = m->dev;
-		break;
-	case CU_POINTER_ATTRIBUTE_CONTEXT:
-		*(CUcontext *)data = va->legacy ? m->ctx : NULL;
-		break;
-	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-		*(unsigned int *)data = CU_MEMORYTYPE_DEVICE;
-		break;
-	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-		*(unsigned int *)data = 0;
-		break;
-	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-		*(CUdeviceptr *)data = va->base;
-		break;
-	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-		*(size_t *)data = va->size;
-		break;
-	default:
+	if (fake_attr(va, a, data))
 		res = CUDA_ERROR_INVALID_VALUE;
-	}
 	pthread_mutex_unlock(&fake_lock);
 	return res;
 }
 
-/* Any address: what is not known gets the attribute's empty value. */
+/* Any address, any context: what is not known gets the empty value. */
 static CUresult fake_PointerGetAttributes(unsigned int n,
 					  CUpointer_attribute *attrs,
 					  void **data, CUdeviceptr p)
 {
+	CUresult res = CUDA_SUCCESS;
 	struct fake_va *va;
-	struct fake_mem *m = NULL;
 	unsigned int i;
 
 	pthread_mutex_lock(&fake_lock);
 	va = fake_va_of(p);
-	if (va)
-		m = &fake_mems[va->mem];
-	for (i = 0; i < n; i++) {
-		switch (attrs[i]) {
-		case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-			*(int *)data[i] = m ? m->dev : -2;
-			break;
-		case CU_POINTER_ATTRIBUTE_CONTEXT:
-			*(CUcontext *)data[i] = m && va->legacy ? m->ctx : NULL;
-			break;
-		case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-			*(unsigned int *)data[i] = m ? CU_MEMORYTYPE_DEVICE : 0;
-			break;
-		case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-			*(unsigned int *)data[i] = 0;
-			break;
-		case CU_POINTER_ATTRIBUTE_BUFFER_ID:
-			*(unsigned long long *)data[i] = m ? va->buffer_id : 0;
-			break;
-		default:
-			pthread_mutex_unlock(&fake_lock);
-			return CUDA_ERROR_INVALID_VALUE;
-		}
-	}
+	for (i = 0; i < n && res == CUDA_SUCCESS; i++)
+		if (fake_attr(va, attrs[i], data[i]))
+			res = CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_unlock(&fake_lock);
-	return CUDA_SUCCESS;
+	return res;
 }
 
 /* The range of p for a call that needs the owner's context. */

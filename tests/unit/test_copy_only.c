@@ -13,9 +13,9 @@
  */
 #include <pthread.h>
 #include <signal.h>
-#include <sys/wait.h>
 
 #include "fake_vulkan.h"
+#include "faults.h"
 #include "owner_pins.h"
 
 /* Pinned and mapped [addr, +size): the handle and the pointer to addr. */
@@ -82,22 +82,6 @@ out:
 	free(data);
 	free(back);
 	free(view);
-}
-
-/* Whether a load through p kills a child with SIGSEGV. */
-static int load_faults(const char *p)
-{
-	int status = 0;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		signal(SIGSEGV, SIG_DFL);
-		(void)*(volatile const char *)p;
-		_exit(0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return 0;
-	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
 }
 
 /* The 64 KiB window UCX pins around a 16-byte buffer, whose ends fall

@@ -12,29 +12,6 @@
 #include "gdrapi.h"
 #include "vmtest.h"
 
-static const char dmabuf_param[] = "/sys/module/nvsim/parameters/dmabuf";
-static int dmabuf_was;
-
-static int set_dmabuf(int v)
-{
-	char was = 0;
-	FILE *f = fopen(dmabuf_param, "r+");
-
-	if (!f)
-		return -1;
-	if (fread(&was, 1, 1, f) != 1 || fseek(f, 0, SEEK_SET) ||
-	    fprintf(f, "%d\n", v) < 0) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f) ? -1 : (was == 'Y' || was == '1');
-}
-
-static void restore_dmabuf(void)
-{
-	set_dmabuf(dmabuf_was);
-}
-
 static int flag_of(gdr_t g, gdr_mh_t mh)
 {
 	int flag = -1;
@@ -74,11 +51,7 @@ int main(void)
 	gdr_t g;
 
 	vm_cuda_init();
-	dmabuf_was = set_dmabuf(1);
-	REQUIRE(dmabuf_was >= 0, "cannot set %s: %s", dmabuf_param,
-		strerror(errno));
-	atexit(restore_dmabuf);
-	REQUIRE(setenv("GDRMAP_BACKEND", "dmabuf", 1) == 0, "setenv");
+	vm_use_dmabuf_backend();
 	g = gdr_open();
 	REQUIRE(g, "gdr_open (dmabuf): %s", gdrmap_last_error());
 
