@@ -90,7 +90,8 @@ static enum cpu_view cpu_view(uint64_t addr)
 	if (mincore((void *)(uintptr_t)(addr & ~(uint64_t)(page - 1)), 1,
 		    &vec) && errno == ENOMEM)
 		return CPU_UNMAPPED;
-	/* write() from an address the CPU cannot read fails with EFAULT. */
+	/* write() from an address the CPU cannot read fails with EFAULT.
+	 * Without a pipe (no fd left) nothing is known: the copies check. */
 	if (pipe2(fds, O_CLOEXEC))
 		return CPU_RESERVED;
 	readable = write(fds[1], (void *)(uintptr_t)addr, 1) == 1;
@@ -322,7 +323,12 @@ static CUresult queue_copy(struct queue *q, uint64_t gpu, void *host,
 		memcpy(host, q->bounce, n);
 	if (context_gone(res)) {
 		/* Its context was destroyed, and a new one may have its
-		 * handle: the next copy makes a new stream. */
+		 * handle: the next copy makes a new stream (what is left of
+		 * the old one is freed if anything is). */
+		if (q->stream)
+			s.call->StreamDestroy(q->stream);
+		if (q->bounce)
+			s.call->MemFreeHost(q->bounce);
 		q->stream = NULL;
 		q->bounce = NULL;
 	}
