@@ -81,7 +81,13 @@ struct fake_va {
 
 static struct fake_mem fake_mems[FAKE_MAX];
 static struct fake_va fake_vas[FAKE_MAX];
-static CUdeviceptr fake_next_va = 0x200000000000ULL;
+/*
+ * Device addresses come from one stretch of the process's address space
+ * reserved with no access, as CUDA reserves it: the CPU faults on it, and
+ * nothing else is ever mapped there.
+ */
+#define FAKE_VA_SPACE	(4ULL << 30)
+static CUdeviceptr fake_next_va, fake_va_end;
 static unsigned long long fake_next_buffer_id = 1;
 
 static struct CUctx_st *fake_ctx(void)
@@ -156,6 +162,17 @@ static CUdeviceptr fake_new_va(size_t size, int mem, int legacy)
 	void *p;
 	int i;
 
+	if (!fake_next_va) {
+		p = mmap(NULL, FAKE_VA_SPACE + FAKE_GRAN, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return 0;
+		fake_next_va = ((uintptr_t)p + FAKE_GRAN - 1) &
+			       ~(CUdeviceptr)(FAKE_GRAN - 1);
+		fake_va_end = (uintptr_t)p + FAKE_VA_SPACE;
+	}
+	if (span > fake_va_end - fake_next_va)
+		return 0;
 	for (i = 0; i < FAKE_MAX; i++) {
 		if (fake_vas[i].used)
 			continue;
@@ -165,14 +182,7 @@ static CUdeviceptr fake_new_va(size_t size, int mem, int legacy)
 		fake_vas[i].mem = mem;
 		fake_vas[i].legacy = legacy;
 		fake_vas[i].buffer_id = fake_next_buffer_id++;
-		/* As CUDA does, the address space is reserved in the process
-		 * with no access (the gap after it too): the CPU faults on
-		 * it.  Never given back: addresses are not reused. */
-		p = mmap((void *)(uintptr_t)fake_next_va, span, PROT_NONE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-			 MAP_FIXED_NOREPLACE, -1, 0);
-		if (p != MAP_FAILED && p != (void *)(uintptr_t)fake_next_va)
-			munmap(p, span);
+		/* Addresses are not reused, as CUDA's buffer IDs are not. */
 		fake_next_va += span;
 		return fake_vas[i].base;
 	}

@@ -208,12 +208,14 @@ static void vulkan_cases(gdr_t g)
 		CHECK(strstr(gdrmap_last_error(), "copy-only") != NULL,
 		      "the refusal names copy-only: %s", gdrmap_last_error());
 		LIB(gdr_map(g, mh, (void **)&base, 300000), 0);
+		p = base;	/* big is the window's start */
 		/* A DMA that fails is reported, nothing copied. */
 		fake_dma_fail = CUDA_ERROR_ILLEGAL_ADDRESS;
 		LIB(gdr_copy_to_mapping(mh, p, host, 8), EIO);
 		CHECK(strstr(gdrmap_last_error(), "CUDA_ERROR") != NULL ||
 		      strstr(gdrmap_last_error(), "failed") != NULL,
 		      "the failure is explained: %s", gdrmap_last_error());
+		fake_dma_fail = CUDA_SUCCESS;	/* spent, or not: none left */
 		unmap_unpin(g, mh, base, 300000);
 	}
 
