@@ -82,6 +82,7 @@ struct nvsim_handle {
 struct nvsim_ctx {
 	struct list_head node;		/* nvsim_ctxs */
 	struct mm_struct *mm;		/* mmgrab'ed; identifies the process */
+	struct pid *tgid;		/* the opener's thread group (a ref) */
 	u64 p2p_token;
 	u32 va_space;
 	struct list_head maps;		/* struct nvsim_mapping, by address */
