@@ -168,6 +168,7 @@ enum nvsim_hook_point {
 	NVSIM_AT_PUT_EXIT,
 	NVSIM_AT_CALLBACK,
 	NVSIM_AT_CALLBACK_DONE,
+	NVSIM_AT_GET_RETURN,
 };
 
 enum nvsim_hook_event {

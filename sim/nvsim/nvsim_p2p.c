@@ -212,6 +212,12 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 
 	nvsim_hook_event(NVSIM_EV_PIN, va, len);
 	*page_table = &pin->pt;
+	/*
+	 * NVIDIA registers the callback last, under its own lock, and
+	 * returns after dropping it: the callback may have run (and freed
+	 * the table) by the time the caller sees the table.
+	 */
+	nvsim_hook_at(NVSIM_AT_GET_RETURN, va);
 	return 0;
 
 free_pin:
