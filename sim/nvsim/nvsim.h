@@ -137,15 +137,13 @@ struct nvsim_p2p_counters {
 	unsigned long put_pages_requests;	/* every call with a table */
 	unsigned long stale_puts;	/* put_pages of a table freed already */
 	unsigned long recycled_tables;	/* pins on a table a callback freed */
-	unsigned long foreign_puts;	/* put_pages of a live table the
-					 * driver would not find: nothing
-					 * released */
-	unsigned long double_frees;	/* put_pages with a token of a table
-					 * not that token's: the driver frees
-					 * it anyway */
-	unsigned long use_after_free;	/* put_pages_persistent of a table
-					 * that is no persistent pin */
-	unsigned long failed_puts;	/* put_pages failed (fail_puts) */
+	/* put_pages of a live table the driver would not find: no-op */
+	unsigned long foreign_puts;
+	/* put_pages with a token of a table not that token's: freed anyway */
+	unsigned long double_frees;
+	/* put_pages_persistent of a table that is no live persistent pin */
+	unsigned long use_after_free;
+	unsigned long failed_puts;	/* puts that fail_puts failed */
 };
 
 extern struct nvsim_p2p_counters nvsim_p2p_count;

@@ -415,7 +415,7 @@ unlock:
 	return ret;
 }
 
-static int nvsim_unpin(uint64_t p2p_token, uint64_t virtual_address,
+static int nvsim_unpin(u64 p2p_token, u64 virtual_address,
 		       struct nvidia_p2p_page_table *page_table,
 		       bool persistent)
 {
