@@ -48,6 +48,7 @@ static int gdrdrv_open(struct inode *inode, struct file *filp)
 #else
 	xa_init(&f->regions);
 #endif
+	INIT_LIST_HEAD(&f->stuck);
 	gdrdrv_owner_get(&f->owner);
 	f->owner_nr = task_tgid_nr(current);
 	atomic64_set(&f->pinned_bytes, 0);
@@ -83,7 +84,7 @@ static int gdrdrv_flush(struct file *filp, fl_owner_t id)
 	    gdrdrv_file_owned_by_current(f)) {
 		gdrdrv_info("tgid %d exited: releasing its pins\n",
 			    f->owner_nr);
-		gdrdrv_unpin_all(f);
+		gdrdrv_unpin_all(f, true);
 	}
 	return 0;
 }
@@ -100,7 +101,13 @@ static int gdrdrv_release(struct inode *inode, struct file *filp)
 	list_del(&f->node);
 	mutex_unlock(&gdrdrv_files_lock);
 
-	gdrdrv_unpin_all(f);
+	/*
+	 * Elsewhere than in the opener's process (a fork child, a process
+	 * the fd was passed to), callback-mode pins cannot be put: pin.c
+	 * leaves them to their callbacks.
+	 */
+	gdrdrv_unpin_all(f, gdrdrv_file_owned_by_current(f));
+	gdrdrv_forget_stuck(f);
 	filp->private_data = NULL;
 	xa_destroy(&f->regions);
 	gdrdrv_owner_put(&f->owner);

@@ -11,9 +11,11 @@
  * unmap_mapping_range() over its handle's offset range.
  *
  * struct gdrdrv_region (one per pin) is reference counted.  References are
- * held by: the fd's xarray (until unpin or close), the NVIDIA pin (until it
- * is released: put_pages or the free callback, see pin.c) and every VMA
- * mapping it.
+ * held by: the fd's xarray (until unpin or close), the fd's list of pins
+ * whose put_pages failed (until close), the NVIDIA pin (until it is
+ * released: put_pages or the free callback, see pin.c) and every VMA
+ * mapping it.  An NVIDIA pin also holds a reference on the module, since
+ * NVIDIA may call back into it.
  *
  * Lock order:   mmap_lock -> gdrdrv_file.lock -> gdrdrv_region.lock
  *               gdrdrv_pin_gate -> gdrdrv_region.lock
@@ -103,8 +105,9 @@ extern atomic_t gdrdrv_pin_count;
 	} while (0)
 
 struct gdrdrv_file {
-	struct mutex lock;		/* regions, next_handle, req_type */
+	struct mutex lock;		/* regions, stuck, next_handle, req_type */
 	struct xarray regions;		/* handle -> struct gdrdrv_region */
+	struct list_head stuck;		/* regions whose put_pages failed */
 	u64 next_handle;		/* first host page of the next pin */
 	struct gdrdrv_owner owner;	/* thread group that opened the fd */
 	pid_t owner_nr;			/* its number, for /proc */
@@ -133,12 +136,14 @@ enum gdrdrv_pin_state {
 	GDRDRV_PIN_HELD,	/* ours: may be mapped */
 	GDRDRV_PIN_PUTTING,	/* unpin's put_pages is in flight */
 	GDRDRV_PIN_STUCK,	/* NVIDIA refused put_pages; kept */
+	GDRDRV_PIN_LEFT,	/* unpinned; only the callback may release it */
 	GDRDRV_PIN_GONE,	/* released by put_pages or the callback */
 };
 
 struct gdrdrv_region {
 	struct kref ref;
-	struct gdrdrv_file *file;	/* only used while pinned */
+	struct gdrdrv_file *file;	/* only used while HELD, or listed */
+	struct list_head stuck;		/* in file->stuck; file->lock */
 
 	/* Set at pin, constant afterwards. */
 	u64 handle;
@@ -198,7 +203,9 @@ void gdrdrv_proc_exit(void);
 int gdrdrv_pin(struct gdrdrv_file *f, const struct gdrdrv_pin_req *req,
 	       u64 *handle);
 int gdrdrv_unpin(struct gdrdrv_file *f, u64 handle);
-void gdrdrv_unpin_all(struct gdrdrv_file *f);
+void gdrdrv_unpin_all(struct gdrdrv_file *f, bool owner);
+void gdrdrv_forget_stuck(struct gdrdrv_file *f);
+void gdrdrv_pin_exit(void);
 struct gdrdrv_region *gdrdrv_region_lookup(struct gdrdrv_file *f, u64 handle);
 void gdrdrv_region_get(struct gdrdrv_region *r);
 void gdrdrv_region_put(struct gdrdrv_region *r);

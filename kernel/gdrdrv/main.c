@@ -88,8 +88,9 @@ static void __exit gdrdrv_exit(void)
 
 	gdrdrv_proc_exit();
 	gdrdrv_node_destroy();
+	/* Every pin held the module: all are released, their callbacks done. */
+	gdrdrv_pin_exit();
 
-	/* Every fd is closed by now; each close released its pins. */
 	pins = atomic_read(&gdrdrv_pin_count);
 	WARN(pins != 0, "gdrdrv: %d NVIDIA pins still held at unload\n", pins);
 }
