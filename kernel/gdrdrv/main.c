@@ -46,10 +46,15 @@ module_param_named(max_pinned_per_file, gdrdrv_max_pinned_per_file, ullong,
 MODULE_PARM_DESC(max_pinned_per_file,
 		 "Bytes one open /dev/gdrdrv may hold pinned (default 0: no limit, as GDRCopy)");
 
-bool gdrdrv_allow_p2p_tokens = true;
+/*
+ * Off by default, unlike GDRCopy: NVIDIA's tokens are guessable, and a
+ * token pin can only be left to its callback (pin.c).  gdrdrv(4) says
+ * what a site gives up.
+ */
+bool gdrdrv_allow_p2p_tokens;
 module_param_named(allow_p2p_tokens, gdrdrv_allow_p2p_tokens, bool, 0644);
 MODULE_PARM_DESC(allow_p2p_tokens,
-		 "Honour PIN_BUFFER's p2p_token/va_space, which name another process's GPU memory, in callback mode (default 1, as GDRCopy)");
+		 "Honour PIN_BUFFER's p2p_token/va_space, which name another process's GPU memory, in callback mode (default 0; GDRCopy always does)");
 
 bool gdrdrv_persistent;
 

@@ -4,10 +4,11 @@
  *  - /dev/gdrdrv is created with mode dev_mode (default 0666, as GDRCopy)
  *    and group dev_gid (default 0); a mode or group that is none is
  *    refused at load;
- *  - allow_p2p_tokens=0 refuses PIN_BUFFER's p2p_token/va_space in
- *    callback mode (EPERM): with them, a process of another user that
- *    learned this one's tokens pins and maps its memory (GDRCopy's ABI,
- *    the default); persistent mode refuses tokens anyway (EINVAL).
+ *  - allow_p2p_tokens (default 0) refuses PIN_BUFFER's p2p_token/va_space
+ *    in callback mode (EPERM); with allow_p2p_tokens=1, a process of
+ *    another user that learned this one's tokens (or guessed them: NVIDIA
+ *    counts them up) pins and maps its memory, GDRCopy's ABI; persistent
+ *    mode refuses tokens anyway (EINVAL).
  * The case reloads gdrdrv (the flavour of the pass) to try the node's
  * parameters, and loads it back as the pass had it whatever happens.  The
  * proprietary flavour makes no node (GDRCopy's scripts mknod it), so its
@@ -123,16 +124,17 @@ static void token_param(void)
 	if (gdrdrv_persistent(fd)) {
 		CHECK_RET(pin_tokens(fd, d, len, &t), -EINVAL);
 	} else {
-		CHECK_RET(pin_tokens(fd, d, len, &t), 0);
-		CHECK(stranger_pins(d, len, &t) == 0,
-		      "allow_p2p_tokens=1: another user could not pin with the tokens");
-		set_tokens(0);
+		/* The default. */
 		rc = pin_tokens(fd, d, len, &t);
 		CHECK(rc == -EPERM, "allow_p2p_tokens=0: pin with tokens: %s",
 		      rc ? strerror(-rc) : "pinned");
 		CHECK(stranger_pins(d, len, &t) == 1,
 		      "allow_p2p_tokens=0: another user pinned with the tokens");
 		set_tokens(1);
+		CHECK_RET(pin_tokens(fd, d, len, &t), 0);
+		CHECK(stranger_pins(d, len, &t) == 0,
+		      "allow_p2p_tokens=1: another user could not pin with the tokens");
+		set_tokens(0);
 	}
 	/* Without tokens: this process's own memory, always. */
 	t.p2pToken = 0;
