@@ -26,8 +26,9 @@
  * gdrdrv_region.lock.  NVIDIA get/put_pages are called with neither the fd
  * nor a region lock held, so no cycle through NVIDIA's locks exists.  No
  * user memory is touched with either lock held (no cycle through mmap_lock
- * either).  gdrdrv_files_lock (file.c) nests outside nothing: it guards the
- * list of open files for /proc only.
+ * either).  The lock of the gdrdrv_files xarray (file.c) nests inside
+ * nothing and around nothing that sleeps: it guards the registry of open
+ * files for /proc, which a reader walks one file at a time.
  */
 #ifndef _GDRDRV_H
 #define _GDRDRV_H
@@ -44,6 +45,7 @@
 #include <linux/printk.h>
 #include <linux/seq_file.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/xarray.h>
 
 #include "gdrdrv_ioctl.h"
@@ -110,9 +112,10 @@ struct gdrdrv_file {
 	struct list_head stuck;		/* regions whose put_pages failed */
 	u64 next_handle;		/* first host page of the next pin */
 	struct gdrdrv_owner owner;	/* thread group that opened the fd */
-	pid_t owner_nr;			/* its number, for /proc */
+	pid_t owner_nr;			/* its number, for messages */
+	kuid_t owner_uid;		/* its effective uid, for /proc */
+	unsigned long id;		/* index in gdrdrv_files (file.c) */
 	struct address_space mapping;	/* filp->f_mapping */
-	struct list_head node;		/* gdrdrv_files, gdrdrv_files_lock */
 	/*
 	 * Size and number of the pins in regions: changed under lock,
 	 * read by /proc without it.
@@ -180,7 +183,7 @@ struct gdrdrv_pin_req {
 /* file.c */
 extern const struct file_operations gdrdrv_fops;
 bool gdrdrv_file_owned_by_current(const struct gdrdrv_file *f);
-void gdrdrv_files_show(struct seq_file *m);
+int gdrdrv_files_show(struct seq_file *m);
 
 /* ioctl.c */
 long gdrdrv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
