@@ -55,6 +55,9 @@
 /* MODULE_VERSION and /proc say this; keep it equal to GDRDRV_VERSION. */
 #define GDRDRV_VERSION_STRING	"2.6"
 
+/* /dev/gdrdrv's mode unless dev_mode says otherwise, as GDRCopy's scripts. */
+#define GDRDRV_DEFAULT_DEV_MODE	0666
+
 #define GDRDRV_GPU_PAGE_SHIFT	16
 #define GDRDRV_GPU_PAGE_SIZE	BIT_ULL(GDRDRV_GPU_PAGE_SHIFT)
 

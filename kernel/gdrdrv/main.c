@@ -25,7 +25,7 @@ module_param(use_persistent_mapping, int, 0444);
 MODULE_PARM_DESC(use_persistent_mapping,
 		 "Pin with nvidia_p2p_get_pages_persistent (1, default) or with nvidia_p2p_get_pages and a free callback (0)");
 
-static ushort dev_mode = 0666;
+static ushort dev_mode = GDRDRV_DEFAULT_DEV_MODE;
 module_param(dev_mode, ushort, 0444);
 MODULE_PARM_DESC(dev_mode,
 		 "Permissions of /dev/gdrdrv as devtmpfs creates it (default 0666, as GDRCopy's scripts)");
@@ -70,6 +70,14 @@ static int __init gdrdrv_init(void)
 		pr_err("dev_gid %u is not a group\n", dev_gid);
 		return -EINVAL;
 	}
+#ifdef GDRDRV_NV_PROPRIETARY
+	/* No device node is made here (node.c): nothing to apply them to. */
+	if (dev_mode != GDRDRV_DEFAULT_DEV_MODE || dev_gid) {
+		pr_err("dev_mode=%#o dev_gid=%u: the proprietary flavour makes no device node, so it cannot apply them; load it without them and give the node its mode and group where it is made (mknod -m MODE, chgrp)\n",
+		       dev_mode, dev_gid);
+		return -EINVAL;
+	}
+#endif
 	gdrdrv_persistent = use_persistent_mapping && GDRDRV_HAVE_PERSISTENT;
 	if (use_persistent_mapping && !gdrdrv_persistent)
 		pr_warn("built without the persistent nvidia_p2p API; pins use free callbacks\n");

@@ -11,8 +11,9 @@
  *    mode refuses tokens anyway (EINVAL).
  * The case reloads gdrdrv (the flavour of the pass) to try the node's
  * parameters, and loads it back as the pass had it whatever happens.  The
- * proprietary flavour makes no node (GDRCopy's scripts mknod it), so its
- * pass tries the tokens only.
+ * proprietary flavour makes no node (GDRCopy's scripts mknod it): it must
+ * refuse to load with dev_mode or dev_gid, which it cannot honour, rather
+ * than ignore them.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -66,6 +67,19 @@ static void node_params(void)
 	CHECK(sh("insmod %s %s%s 2>/dev/null", " dev_gid=4294967295") != 0,
 	      "dev_gid=4294967295 was taken");
 	REQUIRE(sh("insmod %s %s%s", "") == 0, "loading gdrdrv back failed");
+}
+
+/* The proprietary flavour refuses what it cannot do, and says why. */
+static void node_params_refused(void)
+{
+	CHECK(sh("rmmod gdrdrv && insmod %s %s%s 2>/dev/null", " dev_mode=0660") != 0,
+	      "the proprietary flavour loaded with dev_mode=0660, which it cannot honour");
+	CHECK(system("dmesg | grep -q 'dev_mode.*proprietary'") == 0,
+	      "no kernel message says why dev_mode was refused");
+	CHECK(sh("insmod %s %s%s 2>/dev/null", " dev_gid=44") != 0,
+	      "the proprietary flavour loaded with dev_gid=44, which it cannot honour");
+	REQUIRE(sh("lsmod | grep -q '^gdrdrv ' || insmod %s %s%s", "") == 0,
+		"loading gdrdrv back failed");
 }
 
 static void set_tokens(int allow)
@@ -157,7 +171,7 @@ int main(void)
 	atexit(reload_as_pass);
 	vm_cuda_init();
 	if (flavor && !strcmp(flavor, "proprietary"))
-		printf("the proprietary flavour makes no node: dev_mode not tried\n");
+		node_params_refused();
 	else
 		node_params();
 	token_param();
