@@ -265,6 +265,15 @@ static inline long gdrdrv_refcount(void)
 	return read_count("/proc/driver/gdrdrv/nv_get_pages_refcount");
 }
 
+/* The references that keep a module loaded (/sys/module/M/refcnt), or -1. */
+static inline long module_refcnt(const char *mod)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", mod);
+	return read_count(path);
+}
+
 /* ---- faults ---- */
 
 static sigjmp_buf fault_jmp;
