@@ -32,15 +32,6 @@ static DEFINE_XARRAY(gdrdrv_files);
 static atomic_long_t gdrdrv_last_file_id = ATOMIC_LONG_INIT(0);
 static atomic_t gdrdrv_nr_files = ATOMIC_INIT(0);
 
-/*
- * GDRCopy lets only the thread group that opened the fd use it: an fd
- * inherited over fork or passed over a socket gets -EACCES.
- */
-bool gdrdrv_file_owned_by_current(const struct gdrdrv_file *f)
-{
-	return gdrdrv_owner_is_current(&f->owner);
-}
-
 static int gdrdrv_open(struct inode *inode, struct file *filp)
 {
 	struct gdrdrv_file *f;

@@ -183,9 +183,18 @@ struct gdrdrv_pin_req {
 	u32 flags;
 };
 
+/*
+ * GDRCopy lets only the thread group that opened the fd use it: an fd
+ * inherited over fork or passed over a socket gets -EACCES.  Inline: the
+ * ioctl, mmap and file code all ask.
+ */
+static inline bool gdrdrv_file_owned_by_current(const struct gdrdrv_file *f)
+{
+	return gdrdrv_owner_is_current(&f->owner);
+}
+
 /* file.c */
 extern const struct file_operations gdrdrv_fops;
-bool gdrdrv_file_owned_by_current(const struct gdrdrv_file *f);
 int gdrdrv_files_show(struct seq_file *m);
 
 /* ioctl.c */
