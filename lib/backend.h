@@ -89,6 +89,15 @@ struct gdr_backend {
 __attribute__((format(printf, 1, 2)))
 int gdr_pin_unmappable(const char *fmt, ...);
 
+/*
+ * The module-free backends' get_callback_flag (buffer_id.c): 1 once CUDA's
+ * buffer ID at the pinned address differs from the one recorded at pin
+ * time by gdr_buffer_id_record (freed, reallocated, remapped).
+ */
+void gdr_buffer_id_record(struct gdr_region *r);
+int gdr_buffer_id_callback_flag(struct gdr *g, struct gdr_region *r,
+				int *flag);
+
 /* Copy src into dst with every empty slot filled with its default. */
 void gdr_backend_complete(struct gdr_backend *dst,
 			  const struct gdr_backend *src);

@@ -231,6 +231,7 @@ static int dmabuf_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 	r->bhandle = (uint64_t)fd;
 	/* The device, for the mapping type. */
 	r->bpriv = (void *)(intptr_t)s.dev;
+	gdr_buffer_id_record(r);
 leave:
 	gdr_cuda_leave(&s);
 	return err;
@@ -311,6 +312,7 @@ const struct gdr_backend gdr_backend_dmabuf = {
 	.open = dmabuf_open,
 	.pin = dmabuf_pin,
 	.unpin = dmabuf_unpin,
+	.get_callback_flag = gdr_buffer_id_callback_flag,
 	.get_info = dmabuf_get_info,
 	.map = dmabuf_map,
 	.unmap = dmabuf_unmap,

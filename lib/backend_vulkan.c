@@ -313,6 +313,7 @@ static int vulkan_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 	} else {
 		imp->pins++;
 		r->bpriv = imp;
+		gdr_buffer_id_record(r);
 		err = 0;
 	}
 	pthread_mutex_unlock(&imports_lock);
@@ -399,6 +400,7 @@ const struct gdr_backend gdr_backend_vulkan = {
 	.open = vulkan_open,
 	.pin = vulkan_pin,
 	.unpin = vulkan_unpin,
+	.get_callback_flag = gdr_buffer_id_callback_flag,
 	.map = vulkan_map,
 	.unmap = vulkan_unmap,
 	.get_attribute = vulkan_get_attribute,

@@ -82,15 +82,17 @@ enum cpu_view { CPU_UNMAPPED, CPU_RESERVED, CPU_READABLE };
 static enum cpu_view cpu_view(uint64_t addr)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	unsigned char vec;
 	int fds[2], readable;
 
 	if (page <= 0)
 		page = 4096;
-	if (mincore((void *)(uintptr_t)(addr & ~(uint64_t)(page - 1)), 1,
-		    &vec) && errno == ENOMEM)
+	/* ENOMEM: nothing is mapped there.  (msync, not mincore: QEMU's
+	 * user-mode emulation refuses mincore on inaccessible pages.) */
+	if (msync((void *)(uintptr_t)(addr & ~(uint64_t)(page - 1)),
+		  (size_t)page, MS_ASYNC) && errno == ENOMEM)
 		return CPU_UNMAPPED;
-	/* write() from an address the CPU cannot read fails with EFAULT. */
+	/* write() from an address the CPU cannot read fails with EFAULT.
+	 * Without a pipe (no fd left) nothing is known: the copies check. */
 	if (pipe2(fds, O_CLOEXEC))
 		return CPU_RESERVED;
 	readable = write(fds[1], (void *)(uintptr_t)addr, 1) == 1;
@@ -152,14 +154,6 @@ static int copy_only_unpin(struct gdr *g, struct gdr_region *r)
 	return 0;
 }
 
-static int copy_only_get_callback_flag(struct gdr *g, struct gdr_region *r,
-				       int *flag)
-{
-	(void)g, (void)r;
-	*flag = 0;
-	return 0;
-}
-
 static int copy_only_get_info(struct gdr *g, struct gdr_region *r,
 			      struct gdr_pin_info *info)
 {
@@ -215,7 +209,7 @@ static int copy_only_unmap(struct gdr *g, struct gdr_region *r, void *va,
 static const struct gdr_backend copy_only_ops = {
 	.name = "copy-only",
 	.unpin = copy_only_unpin,
-	.get_callback_flag = copy_only_get_callback_flag,
+	.get_callback_flag = gdr_buffer_id_callback_flag,
 	.get_info = copy_only_get_info,
 	.get_info_v1 = copy_only_get_info,
 	.map = copy_only_map,
@@ -243,6 +237,7 @@ int gdr_copy_only_pin(struct gdr *g, struct gdr_region *r, const char *caller)
 		      r->pin_addr;
 	r->bhandle = 0;
 	r->bpriv = NULL;
+	gdr_buffer_id_record(r);
 	r->ops = &copy_only_ops;
 	atomic_fetch_or_explicit(&r->state, REGION_COPY_ONLY,
 				 memory_order_release);
@@ -329,7 +324,12 @@ static CUresult queue_copy(struct queue *q, uint64_t gpu, void *host,
 		memcpy(host, q->bounce, n);
 	if (context_gone(res)) {
 		/* Its context was destroyed, and a new one may have its
-		 * handle: the next copy makes a new stream. */
+		 * handle: the next copy makes a new stream (what is left of
+		 * the old one is freed if anything is). */
+		if (q->stream)
+			s.call->StreamDestroy(q->stream);
+		if (q->bounce)
+			s.call->MemFreeHost(q->bounce);
 		q->stream = NULL;
 		q->bounce = NULL;
 	}

@@ -143,12 +143,9 @@ static CUresult primary_context(int dev, CUcontext *ctx)
 	return res;
 }
 
-CUresult gdr_cuda_enter(int dev, struct gdr_cuda_scope *s)
+/* An empty scope for device dev, if CUDA works and dev exists. */
+static CUresult scope_begin(int dev, struct gdr_cuda_scope *s)
 {
-	CUcontext cur = NULL, ctx;
-	CUdevice want, cur_dev;
-	CUresult res;
-
 	s->call = NULL;
 	s->dev = dev;
 	s->addr = 0;
@@ -159,6 +156,18 @@ CUresult gdr_cuda_enter(int dev, struct gdr_cuda_scope *s)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (dev < 0 || dev >= cuda.dev.device_count)
 		return CUDA_ERROR_INVALID_DEVICE;
+	return CUDA_SUCCESS;
+}
+
+CUresult gdr_cuda_enter(int dev, struct gdr_cuda_scope *s)
+{
+	CUcontext cur = NULL, ctx;
+	CUdevice want, cur_dev;
+	CUresult res;
+
+	res = scope_begin(dev, s);
+	if (res != CUDA_SUCCESS)
+		return res;
 	res = cuda.ctx.DeviceGet(&want, dev);
 	if (res == CUDA_SUCCESS)
 		res = cuda.ctx.CtxGetCurrent(&cur);
@@ -191,16 +200,9 @@ CUresult gdr_cuda_enter_ctx(CUcontext ctx, int dev, struct gdr_cuda_scope *s)
 	CUcontext cur = NULL;
 	CUresult res;
 
-	s->call = NULL;
-	s->dev = dev;
-	s->addr = 0;
-	s->prev = NULL;
-	s->ctx = NULL;
-	s->switched = 0;
-	if (!gdr_cuda_get(NULL, 0))
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (dev < 0 || dev >= cuda.dev.device_count)
-		return CUDA_ERROR_INVALID_DEVICE;
+	res = scope_begin(dev, s);
+	if (res != CUDA_SUCCESS)
+		return res;
 	res = ctx ? CUDA_SUCCESS : primary_context(dev, &ctx);
 	if (res == CUDA_SUCCESS)
 		res = cuda.ctx.CtxGetCurrent(&cur);
@@ -223,18 +225,20 @@ void gdr_cuda_pointer(uint64_t addr, struct gdr_cuda_ptr *p)
 		CU_POINTER_ATTRIBUTE_IS_MANAGED,
 		CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
 		CU_POINTER_ATTRIBUTE_CONTEXT,
+		CU_POINTER_ATTRIBUTE_BUFFER_ID,
 	};
 	unsigned int type = 0, managed = 0;
+	unsigned long long id = 0;
 	CUcontext ctx = NULL;
 	int dev = -1;
-	void *data[] = { &type, &managed, &dev, &ctx };
+	void *data[] = { &type, &managed, &dev, &ctx, &id };
 
 	memset(p, 0, sizeof(*p));
 	p->dev = -1;
 	/* Unlike cuPointerGetAttribute, it answers for any address: what it
 	 * does not know gets the attribute's empty value. */
 	if (!gdr_cuda_get(NULL, 0) ||
-	    cuda.ctx.PointerGetAttributes(4, attrs, data, addr) != CUDA_SUCCESS)
+	    cuda.ctx.PointerGetAttributes(5, attrs, data, addr) != CUDA_SUCCESS)
 		return;
 	p->type = type;
 	p->managed = managed != 0;
@@ -242,6 +246,7 @@ void gdr_cuda_pointer(uint64_t addr, struct gdr_cuda_ptr *p)
 	    dev < cuda.dev.device_count) {
 		p->dev = dev;
 		p->ctx = ctx;
+		p->buffer_id = id;
 	}
 }
 

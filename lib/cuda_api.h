@@ -125,6 +125,9 @@ struct gdr_cuda_ptr {
 	int managed;		/* cuMemAllocManaged memory */
 	int dev;		/* the owning device's ordinal, or -1 */
 	CUcontext ctx;		/* the allocating context; NULL for VMM memory */
+	/* New for every allocation and every cuMemMap, never reused: 0 if
+	 * CUDA does not know addr. */
+	unsigned long long buffer_id;
 };
 void gdr_cuda_pointer(uint64_t addr, struct gdr_cuda_ptr *p);
 

@@ -75,6 +75,7 @@ struct gdr_region *gdr_region_alloc(struct gdr *owner, gdr_mh_t *mh)
 	r->map_type = GDR_MAPPING_TYPE_NONE;
 	r->bhandle = 0;
 	r->bpriv = NULL;
+	r->buffer_id = 0;
 	r->ops = NULL;
 	atomic_store_explicit(&r->map_va, 0, memory_order_relaxed);
 	atomic_store_explicit(&r->map_len, 0, memory_order_relaxed);

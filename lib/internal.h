@@ -86,6 +86,8 @@ struct gdr_region {
 
 	uint64_t bhandle;		/* the backend's handle */
 	void *bpriv;			/* the backend's per-pin state */
+	/* Module-free: CUDA's buffer ID at addr when pinned (0: none). */
+	unsigned long long buffer_id;
 	/* What serves this pin: &owner->ops, or the copy-only table. */
 	const struct gdr_backend *ops;
 };

@@ -113,10 +113,11 @@ static inline pgprot_t gdrdrv_pgprot_writecombine(pgprot_t prot)
 /*
  * The fd's owner: a reference on the opener's thread-group pid.  put_pid()
  * is GPL-only, so the proprietary flavour keeps the number, as GDRCopy
- * does (a recycled pid could then match).
+ * does (a recycled pid could then match), the initial pid namespace's.
  */
 #ifndef GDRDRV_NV_PROPRIETARY
 #include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <linux/sched.h>
 
 struct gdrdrv_owner {
@@ -137,6 +138,12 @@ static inline bool gdrdrv_owner_is_current(const struct gdrdrv_owner *owner)
 {
 	return task_tgid(current) == owner->tgid;
 }
+
+/* The owner's pid in the current task's pid namespace; 0: not in it. */
+static inline pid_t gdrdrv_owner_nr_seen(const struct gdrdrv_owner *owner)
+{
+	return pid_nr_ns(owner->tgid, task_active_pid_ns(current));
+}
 #else
 #include <linux/sched.h>
 
@@ -156,6 +163,16 @@ static inline void gdrdrv_owner_put(struct gdrdrv_owner *owner)
 static inline bool gdrdrv_owner_is_current(const struct gdrdrv_owner *owner)
 {
 	return current->tgid == owner->tgid;
+}
+
+/*
+ * The owner's pid as the current task sees it.  pid_nr_ns() and
+ * task_active_pid_ns() are GPL-only: the number is the initial pid
+ * namespace's, so only a task of that namespace is told it.
+ */
+static inline pid_t gdrdrv_owner_nr_seen(const struct gdrdrv_owner *owner)
+{
+	return task_pid(current)->level == 0 ? owner->tgid : 0;
 }
 #endif
 

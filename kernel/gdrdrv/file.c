@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Open and release of /dev/gdrdrv: the per-fd state.
+ * Open and release of /dev/gdrdrv: the per-fd state, and the registry of
+ * open files that /proc/driver/gdrdrv/pinned reads.
  *
  * Each fd gets its own address_space as filp->f_mapping, so its mappings
  * are found (and zapped) by offset without touching other fds' mappings.
@@ -9,32 +10,32 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
 #include <linux/fs.h>
-#include <linux/module.h>
 #include <linux/list.h>
-#include <linux/lockdep.h>
+#include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/xarray.h>
 
 #include "gdrdrv.h"
 
-static LIST_HEAD(gdrdrv_files);
-static DEFINE_MUTEX(gdrdrv_files_lock);
-
 /*
- * GDRCopy lets only the thread group that opened the fd use it: an fd
- * inherited over fork or passed over a socket gets -EACCES.
+ * Every open file, by an id of its own.  A reader of /proc takes the
+ * xarray's spinlock for one file at a time, so an open or a close never
+ * waits for a whole walk; a file leaves it before it is freed.
  */
-bool gdrdrv_file_owned_by_current(const struct gdrdrv_file *f)
-{
-	return gdrdrv_owner_is_current(&f->owner);
-}
+static DEFINE_XARRAY(gdrdrv_files);
+static atomic_long_t gdrdrv_last_file_id = ATOMIC_LONG_INIT(0);
+static atomic_t gdrdrv_nr_files = ATOMIC_INIT(0);
 
 static int gdrdrv_open(struct inode *inode, struct file *filp)
 {
 	struct gdrdrv_file *f;
+	int ret;
 
 	if (iminor(inode) != 0)
 		return -ENXIO;
@@ -48,20 +49,28 @@ static int gdrdrv_open(struct inode *inode, struct file *filp)
 #else
 	xa_init(&f->regions);
 #endif
+	INIT_LIST_HEAD(&f->stuck);
 	gdrdrv_owner_get(&f->owner);
 	f->owner_nr = task_tgid_nr(current);
+	f->owner_uid = current_euid();
 	atomic64_set(&f->pinned_bytes, 0);
 	atomic_set(&f->pins, 0);
 
 	address_space_init_once(&f->mapping);
 	f->mapping.host = inode;
 	f->mapping.a_ops = &empty_aops;
+
+	f->id = atomic_long_inc_return(&gdrdrv_last_file_id);
+	ret = xa_insert(&gdrdrv_files, f->id, f, GFP_KERNEL);
+	if (ret) {
+		gdrdrv_owner_put(&f->owner);
+		mutex_destroy(&f->lock);
+		kfree(f);
+		return ret;
+	}
+	atomic_inc(&gdrdrv_nr_files);
 	filp->f_mapping = &f->mapping;
 	filp->private_data = f;
-
-	mutex_lock(&gdrdrv_files_lock);
-	list_add_tail(&f->node, &gdrdrv_files);
-	mutex_unlock(&gdrdrv_files_lock);
 
 	gdrdrv_info("open by tgid %d\n", f->owner_nr);
 	return 0;
@@ -83,7 +92,7 @@ static int gdrdrv_flush(struct file *filp, fl_owner_t id)
 	    gdrdrv_file_owned_by_current(f)) {
 		gdrdrv_info("tgid %d exited: releasing its pins\n",
 			    f->owner_nr);
-		gdrdrv_unpin_all(f);
+		gdrdrv_unpin_all(f, true);
 	}
 	return 0;
 }
@@ -96,11 +105,16 @@ static int gdrdrv_release(struct inode *inode, struct file *filp)
 		return 0;
 	gdrdrv_info("last close, by tgid %d\n", task_tgid_nr(current));
 
-	mutex_lock(&gdrdrv_files_lock);
-	list_del(&f->node);
-	mutex_unlock(&gdrdrv_files_lock);
+	xa_erase(&gdrdrv_files, f->id);
+	atomic_dec(&gdrdrv_nr_files);
 
-	gdrdrv_unpin_all(f);
+	/*
+	 * Elsewhere than in the opener's process (a fork child, a process
+	 * the fd was passed to), callback-mode pins cannot be put: pin.c
+	 * leaves them to their callbacks.
+	 */
+	gdrdrv_unpin_all(f, gdrdrv_file_owned_by_current(f));
+	gdrdrv_forget_stuck(f);
 	filp->private_data = NULL;
 	xa_destroy(&f->regions);
 	gdrdrv_owner_put(&f->owner);
@@ -109,44 +123,87 @@ static int gdrdrv_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
-/* Whether a file before f in the list has f's owner; the files lock held. */
-static bool gdrdrv_owner_listed_before(const struct gdrdrv_file *f)
-{
-	const struct gdrdrv_file *g;
+/* One process's line of /proc/driver/gdrdrv/pinned. */
+struct gdrdrv_pinned_line {
+	pid_t pid;
+	int pins;
+	u64 bytes;
+};
 
-	lockdep_assert_held(&gdrdrv_files_lock);
-	list_for_each_entry(g, &gdrdrv_files, node) {
-		if (g == f)
-			return false;
-		if (g->owner_nr == f->owner_nr)
-			return true;
-	}
-	return false;
+static int gdrdrv_line_cmp(const void *a, const void *b)
+{
+	pid_t x = ((const struct gdrdrv_pinned_line *)a)->pid;
+	pid_t y = ((const struct gdrdrv_pinned_line *)b)->pid;
+
+	return (x > y) - (x < y);
 }
 
-/* /proc/driver/gdrdrv/pinned: "pid bytes pins", one line per process. */
-void gdrdrv_files_show(struct seq_file *m)
+/*
+ * The pid by which the reader sees the opener of f, or 0 if it may not:
+ * root (uid 0 of the initial user namespace) sees every user's processes,
+ * another user only its own, each by its pid in the reader's pid
+ * namespace and only if that namespace has it.  cred: the credentials
+ * the /proc file was opened with.
+ */
+static pid_t gdrdrv_visible_pid(const struct gdrdrv_file *f,
+				const struct cred *cred)
 {
-	const struct gdrdrv_file *f, *g;
+	if (!uid_eq(cred->euid, GLOBAL_ROOT_UID) &&
+	    !uid_eq(cred->euid, f->owner_uid))
+		return 0;
+	return gdrdrv_owner_nr_seen(&f->owner);
+}
+
+/*
+ * /proc/driver/gdrdrv/pinned: "pid bytes pins", one line per process
+ * with the device open.  The files are copied one at a time, then summed
+ * by process.
+ */
+int gdrdrv_files_show(struct seq_file *m)
+{
+	const struct cred *cred = m->file->f_cred;
+	struct gdrdrv_pinned_line *lines;
+	const struct gdrdrv_file *f;
+	unsigned long id = 0;
+	size_t n = 0, max, i, j;
 	u64 bytes;
+	pid_t pid;
 	int pins;
 
-	mutex_lock(&gdrdrv_files_lock);
-	list_for_each_entry(f, &gdrdrv_files, node) {
-		if (gdrdrv_owner_listed_before(f))
-			continue;
+	/* Room for the files open now, and some opened during the walk. */
+	max = (size_t)atomic_read(&gdrdrv_nr_files) + 16;
+	lines = kvmalloc_array(max, sizeof(*lines), GFP_KERNEL);
+	if (!lines)
+		return -ENOMEM;
+	while (n < max) {
+		xa_lock(&gdrdrv_files);
+		f = xa_find(&gdrdrv_files, &id, ULONG_MAX, XA_PRESENT);
+		pid = f ? gdrdrv_visible_pid(f, cred) : 0;
+		if (pid) {
+			lines[n].pid = pid;
+			lines[n].bytes = atomic64_read(&f->pinned_bytes);
+			lines[n].pins = atomic_read(&f->pins);
+			n++;
+		}
+		xa_unlock(&gdrdrv_files);
+		if (!f)
+			break;
+		id++;
+		cond_resched();
+	}
+
+	sort(lines, n, sizeof(*lines), gdrdrv_line_cmp, NULL);
+	for (i = 0; i < n; i = j) {
 		bytes = 0;
 		pins = 0;
-		list_for_each_entry(g, &gdrdrv_files, node) {
-			if (g->owner_nr == f->owner_nr) {
-				bytes += atomic64_read(&g->pinned_bytes);
-				pins += atomic_read(&g->pins);
-			}
+		for (j = i; j < n && lines[j].pid == lines[i].pid; j++) {
+			bytes += lines[j].bytes;
+			pins += lines[j].pins;
 		}
-		seq_printf(m, "%d %llu %d\n", f->owner_nr, bytes, pins);
-		cond_resched();	/* quadratic in open files, readable by all */
+		seq_printf(m, "%d %llu %d\n", lines[i].pid, bytes, pins);
 	}
-	mutex_unlock(&gdrdrv_files_lock);
+	kvfree(lines);
+	return 0;
 }
 
 const struct file_operations gdrdrv_fops = {

@@ -11,9 +11,11 @@
  * unmap_mapping_range() over its handle's offset range.
  *
  * struct gdrdrv_region (one per pin) is reference counted.  References are
- * held by: the fd's xarray (until unpin or close), the NVIDIA pin (until it
- * is released: put_pages or the free callback, see pin.c) and every VMA
- * mapping it.
+ * held by: the fd's xarray (until unpin or close), the fd's list of pins
+ * whose put_pages failed (until close), the NVIDIA pin (until it is
+ * released: put_pages or the free callback, see pin.c) and every VMA
+ * mapping it.  An NVIDIA pin also holds a reference on the module, since
+ * NVIDIA may call back into it.
  *
  * Lock order:   mmap_lock -> gdrdrv_file.lock -> gdrdrv_region.lock
  *               gdrdrv_pin_gate -> gdrdrv_region.lock
@@ -24,8 +26,9 @@
  * gdrdrv_region.lock.  NVIDIA get/put_pages are called with neither the fd
  * nor a region lock held, so no cycle through NVIDIA's locks exists.  No
  * user memory is touched with either lock held (no cycle through mmap_lock
- * either).  gdrdrv_files_lock (file.c) nests outside nothing: it guards the
- * list of open files for /proc only.
+ * either).  The lock of the gdrdrv_files xarray (file.c) nests inside
+ * nothing and around nothing that sleeps: it guards the registry of open
+ * files for /proc, which a reader walks one file at a time.
  */
 #ifndef _GDRDRV_H
 #define _GDRDRV_H
@@ -42,6 +45,7 @@
 #include <linux/printk.h>
 #include <linux/seq_file.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/xarray.h>
 
 #include "gdrdrv_ioctl.h"
@@ -50,6 +54,9 @@
 #define GDRDRV_NAME		"gdrdrv"
 /* MODULE_VERSION and /proc say this; keep it equal to GDRDRV_VERSION. */
 #define GDRDRV_VERSION_STRING	"2.6"
+
+/* /dev/gdrdrv's mode unless dev_mode says otherwise, as GDRCopy's scripts. */
+#define GDRDRV_DEFAULT_DEV_MODE	0666
 
 #define GDRDRV_GPU_PAGE_SHIFT	16
 #define GDRDRV_GPU_PAGE_SIZE	BIT_ULL(GDRDRV_GPU_PAGE_SHIFT)
@@ -103,13 +110,15 @@ extern atomic_t gdrdrv_pin_count;
 	} while (0)
 
 struct gdrdrv_file {
-	struct mutex lock;		/* regions, next_handle, req_type */
+	struct mutex lock;		/* regions, stuck, next_handle, req_type */
 	struct xarray regions;		/* handle -> struct gdrdrv_region */
+	struct list_head stuck;		/* regions whose put_pages failed */
 	u64 next_handle;		/* first host page of the next pin */
 	struct gdrdrv_owner owner;	/* thread group that opened the fd */
-	pid_t owner_nr;			/* its number, for /proc */
+	pid_t owner_nr;			/* its number, for messages */
+	kuid_t owner_uid;		/* its effective uid, for /proc */
+	unsigned long id;		/* index in gdrdrv_files (file.c) */
 	struct address_space mapping;	/* filp->f_mapping */
-	struct list_head node;		/* gdrdrv_files, gdrdrv_files_lock */
 	/*
 	 * Size and number of the pins in regions: changed under lock,
 	 * read by /proc without it.
@@ -133,12 +142,14 @@ enum gdrdrv_pin_state {
 	GDRDRV_PIN_HELD,	/* ours: may be mapped */
 	GDRDRV_PIN_PUTTING,	/* unpin's put_pages is in flight */
 	GDRDRV_PIN_STUCK,	/* NVIDIA refused put_pages; kept */
+	GDRDRV_PIN_LEFT,	/* unpinned; only the callback may release it */
 	GDRDRV_PIN_GONE,	/* released by put_pages or the callback */
 };
 
 struct gdrdrv_region {
 	struct kref ref;
-	struct gdrdrv_file *file;	/* only used while pinned */
+	struct gdrdrv_file *file;	/* only used while HELD, or listed */
+	struct list_head stuck;		/* in file->stuck; file->lock */
 
 	/* Set at pin, constant afterwards. */
 	u64 handle;
@@ -172,10 +183,19 @@ struct gdrdrv_pin_req {
 	u32 flags;
 };
 
+/*
+ * GDRCopy lets only the thread group that opened the fd use it: an fd
+ * inherited over fork or passed over a socket gets -EACCES.  Inline: the
+ * ioctl, mmap and file code all ask.
+ */
+static inline bool gdrdrv_file_owned_by_current(const struct gdrdrv_file *f)
+{
+	return gdrdrv_owner_is_current(&f->owner);
+}
+
 /* file.c */
 extern const struct file_operations gdrdrv_fops;
-bool gdrdrv_file_owned_by_current(const struct gdrdrv_file *f);
-void gdrdrv_files_show(struct seq_file *m);
+int gdrdrv_files_show(struct seq_file *m);
 
 /* ioctl.c */
 long gdrdrv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
@@ -198,7 +218,9 @@ void gdrdrv_proc_exit(void);
 int gdrdrv_pin(struct gdrdrv_file *f, const struct gdrdrv_pin_req *req,
 	       u64 *handle);
 int gdrdrv_unpin(struct gdrdrv_file *f, u64 handle);
-void gdrdrv_unpin_all(struct gdrdrv_file *f);
+void gdrdrv_unpin_all(struct gdrdrv_file *f, bool owner);
+void gdrdrv_forget_stuck(struct gdrdrv_file *f);
+void gdrdrv_pin_exit(void);
 struct gdrdrv_region *gdrdrv_region_lookup(struct gdrdrv_file *f, u64 handle);
 void gdrdrv_region_get(struct gdrdrv_region *r);
 void gdrdrv_region_put(struct gdrdrv_region *r);

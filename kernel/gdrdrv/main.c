@@ -25,7 +25,7 @@ module_param(use_persistent_mapping, int, 0444);
 MODULE_PARM_DESC(use_persistent_mapping,
 		 "Pin with nvidia_p2p_get_pages_persistent (1, default) or with nvidia_p2p_get_pages and a free callback (0)");
 
-static ushort dev_mode = 0666;
+static ushort dev_mode = GDRDRV_DEFAULT_DEV_MODE;
 module_param(dev_mode, ushort, 0444);
 MODULE_PARM_DESC(dev_mode,
 		 "Permissions of /dev/gdrdrv as devtmpfs creates it (default 0666, as GDRCopy's scripts)");
@@ -46,10 +46,15 @@ module_param_named(max_pinned_per_file, gdrdrv_max_pinned_per_file, ullong,
 MODULE_PARM_DESC(max_pinned_per_file,
 		 "Bytes one open /dev/gdrdrv may hold pinned (default 0: no limit, as GDRCopy)");
 
-bool gdrdrv_allow_p2p_tokens = true;
+/*
+ * Off by default, unlike GDRCopy: NVIDIA's tokens are guessable, and a
+ * token pin can only be left to its callback (pin.c).  gdrdrv(4) says
+ * what a site gives up.
+ */
+bool gdrdrv_allow_p2p_tokens;
 module_param_named(allow_p2p_tokens, gdrdrv_allow_p2p_tokens, bool, 0644);
 MODULE_PARM_DESC(allow_p2p_tokens,
-		 "Honour PIN_BUFFER's p2p_token/va_space, which name another process's GPU memory, in callback mode (default 1, as GDRCopy)");
+		 "Honour PIN_BUFFER's p2p_token/va_space, which name another process's GPU memory, in callback mode (default 0; GDRCopy always does)");
 
 bool gdrdrv_persistent;
 
@@ -65,6 +70,14 @@ static int __init gdrdrv_init(void)
 		pr_err("dev_gid %u is not a group\n", dev_gid);
 		return -EINVAL;
 	}
+#ifdef GDRDRV_NV_PROPRIETARY
+	/* No device node is made here (node.c): nothing to apply them to. */
+	if (dev_mode != GDRDRV_DEFAULT_DEV_MODE || dev_gid) {
+		pr_err("dev_mode=%#o dev_gid=%u: the proprietary flavour makes no device node, so it cannot apply them; load it without them and give the node its mode and group where it is made (mknod -m MODE, chgrp)\n",
+		       dev_mode, dev_gid);
+		return -EINVAL;
+	}
+#endif
 	gdrdrv_persistent = use_persistent_mapping && GDRDRV_HAVE_PERSISTENT;
 	if (use_persistent_mapping && !gdrdrv_persistent)
 		pr_warn("built without the persistent nvidia_p2p API; pins use free callbacks\n");
@@ -88,8 +101,9 @@ static void __exit gdrdrv_exit(void)
 
 	gdrdrv_proc_exit();
 	gdrdrv_node_destroy();
+	/* Every pin held the module: all are released, their callbacks done. */
+	gdrdrv_pin_exit();
 
-	/* Every fd is closed by now; each close released its pins. */
 	pins = atomic_read(&gdrdrv_pin_count);
 	WARN(pins != 0, "gdrdrv: %d NVIDIA pins still held at unload\n", pins);
 }

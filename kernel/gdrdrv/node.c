@@ -88,7 +88,8 @@ static void gdrdrv_device_destroy(void)
 /*
  * The driver core's class and device calls are GPL-only exports, which a
  * module using the proprietary nvidia.ko's symbols may not call: the node
- * is made from /proc/devices by a script, as with GDRCopy.
+ * is made from /proc/devices by a script, as with GDRCopy, which gives it
+ * its mode and group (main.c refuses dev_mode and dev_gid here).
  */
 static int gdrdrv_device_create(void)
 {

@@ -3,33 +3,56 @@
  * Pinning GPU memory with nvidia_p2p_get_pages[_persistent], unpinning, and
  * the free callback of non-persistent pins.
  *
- * NVIDIA's contract (open-gpu-kernel-modules, nv-p2p.c and RM's p2p code):
- * the free callback runs under RM's API lock, from the task that frees
- * the memory; as soon as it returns, NVIDIA frees the page table and
- * forgets it.  put_pages takes the same lock (so it waits for a running
- * callback) and looks the table up by its address among the calling
- * process's pins: not found, it returns 0 without touching it (drivers
- * before 525.47.22 read the table first); found, it releases that pin.
- * The callback cannot wait for put_pages (deadlock on RM's lock), so
- * nothing can stop a callback that starts after unpin decided to call
- * put_pages: that put_pages is handed a table NVIDIA is freeing, which is
- * harmless unless the memory was reused for a new table of the same
- * process in between.  NVIDIA's own client (nvidia-peermem) relies on
- * the same "in-flight put_pages fails gracefully".
+ * NVIDIA's contract (open-gpu-kernel-modules: nv-p2p.c and RM's p2p code;
+ * sim/nvsim/README.md names the driver function behind each rule):
+ *  - the free callback runs under RM's API lock, from the task that frees
+ *    the memory (or tears its process's clients down at exit); as soon as
+ *    it returns, NVIDIA frees the page table and forgets it.  It is
+ *    registered last in get_pages and may run before get_pages returns.
+ *  - put_pages takes the same lock, so it waits for a running callback.
+ *    With token 0 it finds the table only among the pins of the calling
+ *    process (its thread group): from another process, or for a table the
+ *    callback freed, it answers 0 and releases nothing.
+ *  - put_pages with a p2p token looks in the token's client, from any
+ *    process, and frees the table it was given even when that client no
+ *    longer holds it: a put_pages under way when the callback runs (the
+ *    token's owner freeing the memory) frees the table twice.  The
+ *    callback cannot wait for put_pages (deadlock on RM's lock), so no
+ *    ordering on our side prevents that.
+ *  - put_pages_persistent has no caller check; persistent pins have no
+ *    callback.  Any put can fail, and then releases nothing.
  *
- * gdrmap's hand-over, decided under region->lock (r->state):
+ * So who may release a pin with put_pages (gdrdrv_may_put): a persistent
+ * pin, anyone; a non-persistent pin made with token 0, only the process
+ * that made it, which is the fd's opener (the only one that may use the
+ * fd); a pin made with a p2p token, nobody.  A pin that the releasing task
+ * may not put is left to its callback (LEFT): its mappings are zapped and
+ * its handle is gone at once, and the callback releases it when the
+ * memory is freed, at the latest when the memory's process exits.  The
+ * last close of an fd by a fork child, or by a process the fd was passed
+ * to, leaves the opener's pins so; a token pin is always left so.
+ *
+ * The hand-over, decided under region->lock (r->state):
  *  - GETTING -> HELD when get_pages returns; a callback before that
  *    finds GETTING and consumes the pin (-> GONE);
  *  - HELD -> GONE by the callback: it zaps the CPU mappings first;
- *  - HELD -> PUTTING by unpin, which then calls put_pages unlocked.  A
- *    callback meanwhile only sets cb_fired: the pin is NVIDIA's to free
- *    and unpin's to account.  When put_pages returns, PUTTING -> GONE,
- *    whatever it returned if the callback ran (the table it was given
- *    no longer existed), else only on success: a put_pages that NVIDIA
- *    refused leaves the pin in place (STUCK), with the module pinned,
- *    since a callback into it may still come.
- * Whoever moves the state to GONE drops the pin count and the pin's
- * region reference, after it is done with the region.
+ *  - HELD (or STUCK) -> PUTTING by an unpin that may put, which then
+ *    calls put_pages unlocked.  A callback meanwhile only sets cb_fired:
+ *    the pin is NVIDIA's to free and unpin's to account.  When put_pages
+ *    returns, PUTTING -> GONE, whatever it returned if the callback ran
+ *    (the table it was given no longer existed), else only on success: a
+ *    put_pages that NVIDIA refused leaves the pin in place (STUCK), on
+ *    its file's list, to be put again when the file is closed (or its
+ *    opener exits); a callback may release it before;
+ *  - HELD (or STUCK) -> LEFT by an unpin that may not put; LEFT -> GONE
+ *    by the callback.
+ * A pin not yet GONE holds a reference on its region, a count in
+ * gdrdrv_pin_count and a reference on this module (a callback into it
+ * may still come); whoever moves the state to GONE drops the three, once
+ * done with the region.  The callback drops the module's reference as its
+ * last act; NVIDIA holds its lock until the callback has returned, and
+ * the module's exit takes that lock before it lets the code go
+ * (gdrdrv_pin_exit).
  *
  * gdrdrv_pin_gate keeps gdrdrv's own pins from reusing a freed table
  * under an unpin's put_pages: every non-persistent put_pages holds it
@@ -101,6 +124,7 @@ static void gdrdrv_pin_released(struct gdrdrv_region *r)
 {
 	atomic_dec(&gdrdrv_pin_count);
 	gdrdrv_region_put(r);
+	module_put(THIS_MODULE);
 }
 
 static void gdrdrv_free_callback(void *data)
@@ -111,33 +135,60 @@ static void gdrdrv_free_callback(void *data)
 	mutex_lock(&r->lock);
 	r->cb_fired = true;
 	was = r->state;
+	/* Only a HELD pin can have mappings (unpin zapped the others'). */
 	if (was == GDRDRV_PIN_HELD)
 		gdrdrv_region_zap(r);
-	switch (was) {
-	case GDRDRV_PIN_HELD:
-	case GDRDRV_PIN_GETTING:
-	case GDRDRV_PIN_STUCK:
+	/* PUTTING: unpin accounts for it when put_pages returns. */
+	if (was != GDRDRV_PIN_PUTTING && was != GDRDRV_PIN_GONE) {
 		if (r->pt)
 			nvidia_p2p_free_page_table(r->pt);
 		r->pt = NULL;
 		r->state = GDRDRV_PIN_GONE;
 		/*
 		 * Counted out under the lock: a close that sees GONE does
-		 * not wait for this callback, and an unload right after it
-		 * must not find the pin still counted.
+		 * not wait for this callback, and the count must not say
+		 * the pin is still there after it.
 		 */
 		atomic_dec(&gdrdrv_pin_count);
-		break;
-	default:
-		/* PUTTING: unpin accounts for it when put_pages returns. */
-		break;
 	}
 	mutex_unlock(&r->lock);
 
 	gdrdrv_dbg("free callback for handle %llu (state %d)\n", r->handle,
 		   was);
-	if (was != GDRDRV_PIN_PUTTING && was != GDRDRV_PIN_GONE)
-		gdrdrv_region_put(r);
+	if (was == GDRDRV_PIN_PUTTING || was == GDRDRV_PIN_GONE)
+		return;
+	gdrdrv_region_put(r);
+	/*
+	 * Last, since the module may go once it is dropped: NVIDIA holds
+	 * its lock until this returns, and the module's exit waits for
+	 * that lock (gdrdrv_pin_exit).
+	 */
+	module_put(THIS_MODULE);
+}
+
+/* Never called: the pin of gdrdrv_pin_exit cannot succeed. */
+static void gdrdrv_no_callback(void *data)
+{
+}
+
+/*
+ * At module exit, every pin is released (each held a module reference),
+ * but the callback that released the last one may not have returned yet:
+ * its last instructions are ours.  NVIDIA runs callbacks with RM's API
+ * lock held, and get_pages takes that lock: a pin of address 0, which no
+ * process has, takes and drops it, and fails.  Persistent mode registers
+ * no callback.
+ */
+void gdrdrv_pin_exit(void)
+{
+	static char dummy;
+	struct nvidia_p2p_page_table *pt = NULL;
+
+	if (gdrdrv_persistent)
+		return;
+	if (!nvidia_p2p_get_pages(0, 0, 0, GDRDRV_GPU_PAGE_SIZE, &pt,
+				  gdrdrv_no_callback, &dummy))
+		nvidia_p2p_put_pages(0, 0, 0, pt);
 }
 
 static int gdrdrv_nv_get_pages(struct gdrdrv_region *r,
@@ -186,9 +237,10 @@ static int gdrdrv_get_pages(struct gdrdrv_region *r)
 	u64 start;
 	int ret;
 
-	/* The pin's reference; the callback may drop it at any time. */
+	/* The pin's references; the callback may drop them at any time. */
 	gdrdrv_region_get(r);
 	atomic_inc(&gdrdrv_pin_count);
+	__module_get(THIS_MODULE);
 
 	start = gdrdrv_cycles();
 	ret = gdrdrv_nv_get_pages(r, &pt);
@@ -212,14 +264,25 @@ static int gdrdrv_get_pages(struct gdrdrv_region *r)
 	return 0;
 }
 
+/* Whether this task may release r's pin with put_pages (see the top). */
+static bool gdrdrv_may_put(const struct gdrdrv_region *r, bool owner)
+{
+	if (r->persistent)
+		return true;
+	return owner && !r->p2p_token;
+}
+
 /*
  * Stops CPU access to r and releases its pin if r still holds it (the
- * hand-over is described at the top of this file).
+ * hand-over is described at the top of this file).  owner: the task is
+ * of the thread group that opened f.
  */
-static void gdrdrv_region_unpin(struct gdrdrv_region *r)
+static void gdrdrv_region_unpin(struct gdrdrv_file *f,
+				struct gdrdrv_region *r, bool owner)
 {
 	struct nvidia_p2p_page_table *pt = NULL;
-	bool released = false;
+	bool may_put = gdrdrv_may_put(r, owner);
+	bool released = false, left = false;
 	int ret = 0;
 
 	if (!r->persistent)
@@ -227,9 +290,14 @@ static void gdrdrv_region_unpin(struct gdrdrv_region *r)
 
 	mutex_lock(&r->lock);
 	gdrdrv_region_zap(r);
-	if (r->state == GDRDRV_PIN_HELD) {
-		pt = r->pt;
-		r->state = GDRDRV_PIN_PUTTING;
+	if (r->state == GDRDRV_PIN_HELD || r->state == GDRDRV_PIN_STUCK) {
+		if (may_put) {
+			pt = r->pt;
+			r->state = GDRDRV_PIN_PUTTING;
+		} else {
+			r->state = GDRDRV_PIN_LEFT;
+			left = true;
+		}
 	}
 	mutex_unlock(&r->lock);
 
@@ -250,6 +318,10 @@ static void gdrdrv_region_unpin(struct gdrdrv_region *r)
 	if (!r->persistent)
 		up_read(&gdrdrv_pin_gate);
 
+	if (left)
+		gdrdrv_dbg("handle %llu left to its free callback (%s)\n",
+			   r->handle, r->p2p_token ? "a p2p token pin" :
+			   "not the pinning process");
 	if (!pt)
 		return;
 	if (released) {
@@ -258,11 +330,14 @@ static void gdrdrv_region_unpin(struct gdrdrv_region *r)
 	}
 	/*
 	 * The pin, and a callback into this module with it, may still
-	 * exist: keep the region, and the module, for good.
+	 * exist: keep it, and put it again when the file is closed.
 	 */
-	pr_err("put_pages for handle %llu failed: %d; keeping the pin\n",
+	pr_err("put_pages for handle %llu failed: %d; keeping the pin until the file is closed or its memory freed\n",
 	       r->handle, ret);
-	__module_get(THIS_MODULE);
+	mutex_lock(&f->lock);
+	gdrdrv_region_get(r);
+	list_add_tail(&r->stuck, &f->stuck);
+	mutex_unlock(&f->lock);
 }
 
 static int gdrdrv_check_page_table(struct gdrdrv_region *r)
@@ -331,6 +406,7 @@ static struct gdrdrv_region *gdrdrv_region_alloc(struct gdrdrv_file *f,
 		return NULL;
 	kref_init(&r->ref);
 	mutex_init(&r->lock);
+	INIT_LIST_HEAD(&r->stuck);
 	atomic_set(&r->map_count, 0);
 	r->file = f;
 	r->va = round_down(req->addr, GDRDRV_GPU_PAGE_SIZE);
@@ -427,7 +503,7 @@ int gdrdrv_pin(struct gdrdrv_file *f, const struct gdrdrv_pin_req *req,
 	return 0;
 
 unpin_region:
-	gdrdrv_region_unpin(r);
+	gdrdrv_region_unpin(f, r, true);
 release_handle:
 	gdrdrv_release_handle(f, r);
 put_region:
@@ -449,30 +525,57 @@ int gdrdrv_unpin(struct gdrdrv_file *f, u64 handle)
 		return -EINVAL;
 
 	gdrdrv_dbg("unpin handle %llu\n", handle);
-	gdrdrv_region_unpin(r);
+	gdrdrv_region_unpin(f, r, true);
 	gdrdrv_region_put(r);		/* the xarray's reference */
 	return 0;
 }
 
 /*
  * At close, or when the process that opened the fd has exited while
- * another (a fork child) still holds it: release every pin.
+ * another (a fork child) still holds it: release every pin, and put again
+ * those whose put_pages failed before.  owner: the task is of the thread
+ * group that opened f.
  */
-void gdrdrv_unpin_all(struct gdrdrv_file *f)
+void gdrdrv_unpin_all(struct gdrdrv_file *f, bool owner)
 {
-	struct gdrdrv_region *r;
+	struct gdrdrv_region *r, *tmp;
 	unsigned long handle;
+	LIST_HEAD(stuck);
 
 	mutex_lock(&f->lock);
+	list_splice_init(&f->stuck, &stuck);
 	xa_for_each(&f->regions, handle, r) {
 		xa_erase(&f->regions, handle);
 		gdrdrv_uncharge_pin(f, r->size);
 		mutex_unlock(&f->lock);
 
-		gdrdrv_region_unpin(r);
+		gdrdrv_region_unpin(f, r, owner);
 		gdrdrv_region_put(r);
 
 		mutex_lock(&f->lock);
 	}
 	mutex_unlock(&f->lock);
+
+	list_for_each_entry_safe(r, tmp, &stuck, stuck) {
+		list_del_init(&r->stuck);
+		gdrdrv_region_unpin(f, r, owner);
+		gdrdrv_region_put(r);
+	}
+}
+
+/*
+ * At the last close, after gdrdrv_unpin_all: a pin whose put_pages failed
+ * there too stays NVIDIA's, with its reference on the module, until its
+ * callback releases it (never, for a persistent pin).
+ */
+void gdrdrv_forget_stuck(struct gdrdrv_file *f)
+{
+	struct gdrdrv_region *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &f->stuck, stuck) {
+		list_del_init(&r->stuck);
+		pr_err("handle %llu stays pinned after the last close: put_pages failed; only a free callback can release it now\n",
+		       r->handle);
+		gdrdrv_region_put(r);
+	}
 }

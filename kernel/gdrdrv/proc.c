@@ -4,7 +4,8 @@
  * "nv_get_pages_refcount", the count of NVIDIA pins not yet released,
  * which GDRCopy offers only with dbg_enabled and gdrdrv always does, so
  * that tests can check that nothing leaked, and "pinned", the bytes and
- * pins each process holds.  Failures here are not fatal.
+ * pins each process holds, as far as the reader may see them (file.c).
+ * Failures here are not fatal.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -34,8 +35,7 @@ static int gdrdrv_refcount_show(struct seq_file *m, void *v)
 
 static int gdrdrv_pinned_show(struct seq_file *m, void *v)
 {
-	gdrdrv_files_show(m);
-	return 0;
+	return gdrdrv_files_show(m);
 }
 
 void gdrdrv_proc_init(void)

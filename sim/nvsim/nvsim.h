@@ -82,6 +82,7 @@ struct nvsim_handle {
 struct nvsim_ctx {
 	struct list_head node;		/* nvsim_ctxs */
 	struct mm_struct *mm;		/* mmgrab'ed; identifies the process */
+	struct pid *tgid;		/* the opener's thread group (a ref) */
 	u64 p2p_token;
 	u32 va_space;
 	struct list_head maps;		/* struct nvsim_mapping, by address */
@@ -136,6 +137,13 @@ struct nvsim_p2p_counters {
 	unsigned long put_pages_requests;	/* every call with a table */
 	unsigned long stale_puts;	/* put_pages of a table freed already */
 	unsigned long recycled_tables;	/* pins on a table a callback freed */
+	/* put_pages of a live table the driver would not find: no-op */
+	unsigned long foreign_puts;
+	/* put_pages with a token of a table not that token's: freed anyway */
+	unsigned long double_frees;
+	/* put_pages_persistent of a table that is no live persistent pin */
+	unsigned long use_after_free;
+	unsigned long failed_puts;	/* puts that fail_puts failed */
 };
 
 extern struct nvsim_p2p_counters nvsim_p2p_count;
@@ -143,6 +151,7 @@ extern bool nvsim_scatter;
 extern bool nvsim_poison;
 extern bool nvsim_dmabuf;
 extern bool nvsim_dmabuf_mmap;
+extern unsigned int nvsim_fail_puts;
 
 /* nvsim_main.c */
 void nvsim_dev_get(struct nvsim_dev *gpu);
@@ -167,6 +176,7 @@ enum nvsim_hook_point {
 	NVSIM_AT_PUT_EXIT,
 	NVSIM_AT_CALLBACK,
 	NVSIM_AT_CALLBACK_DONE,
+	NVSIM_AT_GET_RETURN,
 };
 
 enum nvsim_hook_event {

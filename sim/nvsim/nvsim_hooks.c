@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * nvsim: a test hook that forces one interleaving of a client's put_pages
- * with the free callback of the same pin (not real hardware; used by
- * tests/vm/cases/race_hooks.c).
+ * nvsim: a test hook that forces one interleaving of a client's get_pages
+ * or put_pages with the free callback of the same pin (not real hardware;
+ * used by tests/vm/cases/race_hooks.c and others).
  *
  * /proc/driver/nvsim/hook (root only).  Writing
  *	POINT VA EVENTS TIMEOUT_MS
@@ -15,6 +15,8 @@
  * put_exit        the same, after the pin is released and the lock dropped
  * callback        before the free callback of the pin (nvsim's lock held)
  * callback_done   after the callback returned, before the table is freed
+ * get_return      get_pages[_persistent](VA), the pin made (its callback
+ *                 registered) and nvsim's lock dropped, before it returns
  *
  * EVENTS, comma separated: "callback" (the pin at VA was freed by its
  * callback), "pin" (any new pin), "put_enter" (put_pages for VA entered),
@@ -52,6 +54,7 @@ static const char * const nvsim_hook_points[] = {
 	[NVSIM_AT_PUT_EXIT] = "put_exit",
 	[NVSIM_AT_CALLBACK] = "callback",
 	[NVSIM_AT_CALLBACK_DONE] = "callback_done",
+	[NVSIM_AT_GET_RETURN] = "get_return",
 };
 
 static const char * const nvsim_hook_events[] = {

@@ -46,6 +46,11 @@ module_param_named(dmabuf_mmap, nvsim_dmabuf_mmap, bool, 0644);
 MODULE_PARM_DESC(dmabuf_mmap,
 		 "dma-bufs can be mmap'ed; 0 fails with ENOTSUPP as drivers before 580 (default 1)");
 
+unsigned int nvsim_fail_puts;
+module_param_named(fail_puts, nvsim_fail_puts, uint, 0644);
+MODULE_PARM_DESC(fail_puts,
+		 "The next N put_pages[_persistent] calls fail with -ENOMEM and release nothing, as the driver's do when it cannot allocate (default 0)");
+
 static unsigned long max_pages;
 module_param(max_pages, ulong, 0444);
 MODULE_PARM_DESC(max_pages, "Use at most this many 64 KiB pages (0: the whole BAR)");
@@ -345,6 +350,10 @@ static int nvsim_show_stats(struct seq_file *m, void *v)
 		seq_printf(m, "put_pages_requests: %lu\n", p.put_pages_requests);
 		seq_printf(m, "stale_puts: %lu\n", p.stale_puts);
 		seq_printf(m, "recycled_tables: %lu\n", p.recycled_tables);
+		seq_printf(m, "foreign_puts: %lu\n", p.foreign_puts);
+		seq_printf(m, "double_frees: %lu\n", p.double_frees);
+		seq_printf(m, "use_after_free: %lu\n", p.use_after_free);
+		seq_printf(m, "failed_puts: %lu\n", p.failed_puts);
 	}
 	return 0;
 }

@@ -13,9 +13,9 @@
 #include <linux/io.h>
 #include <linux/mm.h>
 #include <linux/pci.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
-#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -26,7 +26,8 @@
 #define NVSIM_CHUNK	NVSIM_PAGE_BYTES
 
 static u64 nvsim_next_buffer_id = 1;
-static u32 nvsim_next_ctx_id = 1;
+/* The last p2p token handed out; nvsim_lock. */
+static u64 nvsim_last_p2p_token;
 
 static inline bool nvsim_aligned(u64 x)
 {
@@ -731,7 +732,6 @@ static ssize_t nvsim_write(struct file *file, const char __user *buf,
 static int nvsim_open(struct inode *inode, struct file *file)
 {
 	struct nvsim_ctx *ctx;
-	u32 id;
 
 	if (!current->mm)
 		return -EINVAL;
@@ -742,20 +742,23 @@ static int nvsim_open(struct inode *inode, struct file *file)
 	xa_init_flags(&ctx->handles, XA_FLAGS_ALLOC1);
 	mmgrab(current->mm);
 	ctx->mm = current->mm;
+	ctx->tgid = get_pid(task_tgid(current));
 
 	mutex_lock(&nvsim_lock);
 	if (!nvsim_ngpus) {
 		mutex_unlock(&nvsim_lock);
+		put_pid(ctx->tgid);
 		mmdrop(ctx->mm);
 		kfree(ctx);
 		return -ENODEV;
 	}
-	id = nvsim_next_ctx_id++;
-	if (!nvsim_next_ctx_id)
-		nvsim_next_ctx_id = 1;
-	ctx->va_space = id;
-	/* Unguessable, as a capability to another process's memory is. */
-	ctx->p2p_token = get_random_u64() | 1;
+	/*
+	 * As guessable as the driver's: RM's thirdpartyp2pConstruct takes
+	 * p2p tokens from one global counter, and CliAddThirdPartyP2PVASpace
+	 * gives an object's first VA space 0xfe00.
+	 */
+	ctx->p2p_token = ++nvsim_last_p2p_token;
+	ctx->va_space = 0xfe00;
 	list_add_tail(&ctx->node, &nvsim_ctxs);
 	mutex_unlock(&nvsim_lock);
 
@@ -782,6 +785,7 @@ static int nvsim_release(struct inode *inode, struct file *file)
 	list_del(&ctx->node);
 	mutex_unlock(&nvsim_lock);
 
+	put_pid(ctx->tgid);
 	mmdrop(ctx->mm);
 	kfree(ctx);
 	return 0;

@@ -1,21 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * nvsim: the nvidia_p2p_* kernel API over the simulated GPU's memory
- * (not real hardware).  Behaviour follows NVIDIA's open kernel modules
- * (nv-p2p.c and RM's p2p code; gdrmap's ABI facts sheet, section 3):
+ * (not real hardware).  It is as strict as NVIDIA's driver wherever the
+ * driver can hurt a client: each rule, and the driver function it models,
+ * is listed in sim/nvsim/README.md.  In short:
  *
  *  - non-persistent pins (nvidia_p2p_get_pages) need a free callback;
  *    freeing the memory runs it synchronously from the freeing task,
- *    with nvsim_lock (our "RM API lock") held, then frees the table;
- *  - put_pages looks the table up by its address: one a callback freed
- *    is "not found" and answers 0 (counted as a stale put); a table that
- *    was freed and reused for another pin is that pin, which it releases,
- *    as RM does, with a WARN here since only a stale table gets there;
+ *    with nvsim_lock (our "RM API lock") held, then frees the table; the
+ *    callback may run before get_pages has returned;
+ *  - put_pages finds its pin by the table's address, but only among the
+ *    pins of the client its token names: with token 0, those of the
+ *    calling process (current's thread group); not found, it answers 0
+ *    and releases nothing.  With a token, a table that is not that
+ *    token's is freed all the same by the driver (a double free there):
+ *    here a WARN and a counter, nothing freed;
  *  - freed tables are reused, newest first, as the slab allocator NVIDIA
  *    gets them from does, so a stale table is met in tests, not only in
  *    theory;
  *  - persistent pins hold the memory until put_pages_persistent, even
- *    when it is freed meanwhile; they have no callback;
+ *    when it is freed meanwhile; they have no callback, and their put has
+ *    no caller check.  put_pages_persistent of anything but a live
+ *    persistent table is a use after free in the driver: a WARN here;
+ *  - put_pages can fail (fail_puts), releasing nothing;
  *  - a request is validated before anything is allocated for it (unlike
  *    NVIDIA's, which sizes its arrays from the length first).
  *
@@ -28,6 +35,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
@@ -212,6 +220,12 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 
 	nvsim_hook_event(NVSIM_EV_PIN, va, len);
 	*page_table = &pin->pt;
+	/*
+	 * NVIDIA registers the callback last, under its own lock, and
+	 * returns after dropping it: the callback may have run (and freed
+	 * the table) by the time the caller sees the table.
+	 */
+	nvsim_hook_at(NVSIM_AT_GET_RETURN, va);
 	return 0;
 
 free_pin:
@@ -280,37 +294,143 @@ int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
 }
 EXPORT_SYMBOL_NVSIM_P2P(nvidia_p2p_get_pages_persistent);
 
-static int nvsim_unpin(uint64_t virtual_address,
-		       struct nvidia_p2p_page_table *page_table,
-		       bool persistent)
+/*
+ * Whether a non-persistent put_pages with p2p_token may find pin: RM's
+ * RmP2PPutPages looks the table up in the client the token names
+ * (CliGetThirdPartyP2PInfoFromToken), or with token 0 in the clients of
+ * the calling process, by current->tgid (RmP2PGetInfoWithoutToken).
+ */
+static bool nvsim_put_finds(const struct nvsim_pin *pin, u64 p2p_token)
+{
+	const struct nvsim_ctx *ctx;
+
+	if (pin->persistent)
+		return false;	/* kept in RM's own client, not the caller's */
+	ctx = pin->map->ctx;
+	if (p2p_token)
+		return ctx->p2p_token == p2p_token;
+	return ctx->tgid == task_tgid(current);
+}
+
+static bool nvsim_token_exists(u64 p2p_token)
+{
+	struct nvsim_ctx *ctx;
+
+	lockdep_assert_held(&nvsim_lock);
+	list_for_each_entry(ctx, &nvsim_ctxs, node)
+		if (ctx->p2p_token == p2p_token)
+			return true;
+	return false;
+}
+
+/* An injected failure of put_pages (the fail_puts parameter). */
+static bool nvsim_put_fails(void)
+{
+	unsigned int n;
+
+	lockdep_assert_held(&nvsim_lock);
+	n = READ_ONCE(nvsim_fail_puts);
+	if (!n)
+		return false;
+	WRITE_ONCE(nvsim_fail_puts, n - 1);
+	nvsim_p2p_count.failed_puts++;
+	return true;
+}
+
+static int nvsim_put_pages(u64 p2p_token, u64 va,
+			   struct nvidia_p2p_page_table *page_table)
 {
 	struct nvsim_pin *pin;
 	int ret = 0;
+
+	mutex_lock(&nvsim_lock);
+	nvsim_p2p_count.put_pages_requests++;
+	if (nvsim_put_fails()) {
+		ret = -ENOMEM;
+		goto unlock;
+	}
+	pin = nvsim_find_pin(page_table);
+	if (pin && nvsim_put_finds(pin, p2p_token)) {
+		/* RM finds the table by its address alone. */
+		WARN(pin->va != va,
+		     "nvsim: put_pages(%#llx) was given the table of the pin at %#llx: a stale table, reused; released that pin\n",
+		     va, pin->va);
+		pin->gpu->count.put_pages_calls++;
+		nvsim_pin_free(pin, false);
+	} else if (!p2p_token || !nvsim_token_exists(p2p_token)) {
+		/* NV_ERR_OBJECT_NOT_FOUND, which nv_p2p_put_pages makes 0. */
+		if (pin)
+			nvsim_p2p_count.foreign_puts++;
+		else
+			nvsim_p2p_count.stale_puts++;
+	} else {
+		/*
+		 * thirdpartyp2pDelMappingInfoByKey answers NV_OK for a key
+		 * it does not have, and nv_p2p_put_pages then frees the
+		 * table it was given: freed already (the callback ran), or
+		 * another pin's.  The driver's heap would be corrupt.
+		 */
+		nvsim_p2p_count.double_frees++;
+		WARN(1, "nvsim: put_pages(token %#llx, %#llx) of a table that token does not hold (%s): NVIDIA's driver frees it anyway\n",
+		     p2p_token, va, pin ? "another pin's" : "freed already");
+	}
+unlock:
+	mutex_unlock(&nvsim_lock);
+	return ret;
+}
+
+static int nvsim_put_pages_persistent(u64 va,
+				      struct nvidia_p2p_page_table *page_table)
+{
+	struct nvsim_pin *pin;
+	int ret = 0;
+
+	mutex_lock(&nvsim_lock);
+	nvsim_p2p_count.put_pages_requests++;
+	if (nvsim_put_fails()) {
+		ret = -ENOMEM;
+		goto unlock;
+	}
+	pin = nvsim_find_pin(page_table);
+	if (!pin || !pin->persistent) {
+		/*
+		 * nvidia_p2p_put_pages_persistent reads the table's UUID,
+		 * and nv_p2p_put_pages its container's RM object, before
+		 * anything looks it up: a use after free (or of a table
+		 * that has no such object) in the driver.
+		 */
+		nvsim_p2p_count.use_after_free++;
+		WARN(1, "nvsim: put_pages_persistent(%#llx) of a table that is no live persistent pin (%s): a use after free in NVIDIA's driver\n",
+		     va, pin ? "a non-persistent pin's" : "freed already");
+		ret = -EINVAL;
+	} else if (pin->va != va) {
+		/* The driver ignores the address; refusing is harsher. */
+		ret = -EINVAL;
+	} else {
+		pin->gpu->count.put_pages_calls++;
+		nvsim_pin_free(pin, false);
+	}
+unlock:
+	mutex_unlock(&nvsim_lock);
+	return ret;
+}
+
+static int nvsim_unpin(u64 p2p_token, u64 virtual_address,
+		       struct nvidia_p2p_page_table *page_table,
+		       bool persistent)
+{
+	int ret;
 
 	might_sleep();
 	if (!page_table)
 		return 0;
 	nvsim_hook_event(NVSIM_EV_PUT_ENTER, virtual_address, 1);
 	nvsim_hook_at(NVSIM_AT_PUT_ENTER, virtual_address);
-	/* Waits for a callback running on another task to finish. */
-	mutex_lock(&nvsim_lock);
-	nvsim_p2p_count.put_pages_requests++;
-	pin = nvsim_find_pin(page_table);
-	if (!pin) {
-		/* Unlinked by the free callback: "not found", reported as 0. */
-		nvsim_p2p_count.stale_puts++;
-	} else if (pin->persistent != persistent ||
-		   (persistent && pin->va != virtual_address)) {
-		ret = -EINVAL;
-	} else {
-		/* RM finds the table by its address alone. */
-		WARN(pin->va != virtual_address,
-		     "nvsim: put_pages(%#llx) was given the table of the pin at %#llx: a stale table, reused; released that pin\n",
-		     virtual_address, pin->va);
-		pin->gpu->count.put_pages_calls++;
-		nvsim_pin_free(pin, false);
-	}
-	mutex_unlock(&nvsim_lock);
+	/* Both take nvsim_lock: they wait for a running callback. */
+	if (persistent)
+		ret = nvsim_put_pages_persistent(virtual_address, page_table);
+	else
+		ret = nvsim_put_pages(p2p_token, virtual_address, page_table);
 	nvsim_hook_at(NVSIM_AT_PUT_EXIT, virtual_address);
 	return ret;
 }
@@ -319,7 +439,7 @@ int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space,
 			 uint64_t virtual_address,
 			 struct nvidia_p2p_page_table *page_table)
 {
-	return nvsim_unpin(virtual_address, page_table, false);
+	return nvsim_unpin(p2p_token, virtual_address, page_table, false);
 }
 EXPORT_SYMBOL_NVSIM_P2P(nvidia_p2p_put_pages);
 
@@ -329,7 +449,7 @@ int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
 {
 	if (flags)
 		return -EINVAL;
-	return nvsim_unpin(virtual_address, page_table, true);
+	return nvsim_unpin(0, virtual_address, page_table, true);
 }
 EXPORT_SYMBOL_NVSIM_P2P(nvidia_p2p_put_pages_persistent);
 

@@ -6,7 +6,10 @@
  * process exit (put_pages then answers 0), persistent pins keeping their
  * pages valid and unused after cuMemFree until put_pages_persistent; with
  * several GPUs, an address resolving to its own GPU (UUID, BAR pages) and
- * freeing one GPU's memory leaving another's pin alone.
+ * freeing one GPU's memory leaving another's pin alone; the driver's
+ * strict rules (sim/nvsim/README.md): put_pages from another process
+ * releases nothing, p2p tokens are sequential and va_space is 0xfe00, and
+ * a put that fails (fail_puts) releases nothing.
  */
 #include <sys/wait.h>
 
@@ -113,6 +116,116 @@ static void second_gpu(CUcontext c0)
 	CU_OK(cuDevicePrimaryCtxRelease(1));
 }
 
+/* The child of the token case: its memory's tokens, on stdout. */
+static int token_child(void)
+{
+	CUDA_POINTER_ATTRIBUTE_P2P_TOKENS t;
+	CUdeviceptr d;
+
+	sim_cuda_init();
+	CU_OK(cuMemAlloc(&d, SIM_PAGE));
+	CU_OK(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_P2P_TOKENS, d));
+	printf("%llu %u\n", (unsigned long long)t.p2pToken, t.vaSpaceToken);
+	return 0;
+}
+
+/* The tokens of a new process's memory. */
+static CUDA_POINTER_ATTRIBUTE_P2P_TOKENS tokens_of_new_process(void)
+{
+	CUDA_POINTER_ATTRIBUTE_P2P_TOKENS t = { 0, 0 };
+	unsigned long long tok = 0;
+	int pfd[2], status;
+	FILE *in;
+	pid_t pid;
+
+	REQUIRE(pipe(pfd) == 0, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		execl("/proc/self/exe", "vm_p2p", "--token", (char *)NULL);
+		_exit(9);
+	}
+	close(pfd[1]);
+	in = fdopen(pfd[0], "r");
+	REQUIRE(in, "fdopen");
+	CHECK(fscanf(in, "%llu %u", &tok, &t.vaSpaceToken) == 2,
+	      "the token child printed no tokens");
+	fclose(in);
+	REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "token child %#x", status);
+	t.p2pToken = tok;
+	return t;
+}
+
+/* As strict as the driver (sim/nvsim/README.md). */
+static void strict_rules(void)
+{
+	long pins0 = nvsim_count("outstanding_pins");
+	long cb0 = nvsim_count("callbacks_fired");
+	long foreign = nvsim_stat("foreign_puts");
+	long failed = nvsim_stat("failed_puts");
+	CUDA_POINTER_ATTRIBUTE_P2P_TOKENS mine, other;
+	struct st_state s;
+	CUdeviceptr d;
+	int status;
+	pid_t pid;
+
+	/* Tokens: one sequential counter; every va_space is 0xfe00. */
+	CU_OK(cuMemAlloc(&d, 2 * SIM_PAGE));
+	CU_OK(cuPointerGetAttribute(&mine, CU_POINTER_ATTRIBUTE_P2P_TOKENS, d));
+	other = tokens_of_new_process();
+	CHECK(mine.vaSpaceToken == 0xfe00 && other.vaSpaceToken == 0xfe00,
+	      "va_space tokens %#x and %#x, want 0xfe00", mine.vaSpaceToken,
+	      other.vaSpaceToken);
+	CHECK(mine.p2pToken && other.p2pToken > mine.p2pToken &&
+	      other.p2pToken - mine.p2pToken < 16,
+	      "p2p tokens %llu then %llu: not one counter",
+	      (unsigned long long)mine.p2pToken,
+	      (unsigned long long)other.p2pToken);
+
+	/* put_pages from another process: 0, and nothing released. */
+	CHECK(st_cmd("pin %llx %llx", d, 2 * SIM_PAGE) == 0, "pin");
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		_exit(st_cmd("unpin", 0, 0) ? 2 : 0);
+	REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the other process's unpin %#x", status);
+	s = st_read();
+	CHECK(s.put_rc == 0, "put_pages from another process: %d", s.put_rc);
+	CHECK(nvsim_count("outstanding_pins") == pins0 + 1,
+	      "put_pages from another process released the pin");
+	CHECK(nvsim_stat("foreign_puts") == foreign + 1,
+	      "foreign_puts %ld, was %ld", nvsim_stat("foreign_puts"), foreign);
+	CU_OK(cuMemFree(d));	/* its callback releases it */
+	CHECK(nvsim_count("callbacks_fired") == cb0 + 1 &&
+	      nvsim_count("outstanding_pins") == pins0,
+	      "the pin after its memory was freed");
+
+	/* A failed put releases nothing; the next one does. */
+	CU_OK(cuMemAlloc(&d, 2 * SIM_PAGE));
+	CHECK(st_cmd("ppin %llx %llx", d, 2 * SIM_PAGE) == 0, "ppin");
+	REQUIRE(sim_set_param("fail_puts", 1) == 0, "setting fail_puts");
+	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin");
+	s = st_read();
+	CHECK(s.put_rc == -ENOMEM && s.pinned == 1,
+	      "put with fail_puts=1: %d, pinned %d", s.put_rc, s.pinned);
+	CHECK(nvsim_count("outstanding_pins") == pins0 + 1,
+	      "a failed put released the pin");
+	CHECK(nvsim_stat("failed_puts") == failed + 1, "failed_puts %ld, was %ld",
+	      nvsim_stat("failed_puts"), failed);
+	CHECK(sim_get_param("fail_puts") == 0, "fail_puts did not count down");
+	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin again");
+	s = st_read();
+	CHECK(s.put_rc == 0 && s.pinned == 0, "second put: %d, pinned %d",
+	      s.put_rc, s.pinned);
+	CHECK(nvsim_count("outstanding_pins") == pins0, "pins after the put");
+	CU_OK(cuMemFree(d));
+}
+
 /* The child of the exit case: pin, then exit without freeing. */
 static int child(void)
 {
@@ -137,6 +250,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--child"))
 		return child();
+	if (argc > 1 && !strcmp(argv[1], "--token"))
+		return token_child();
 	if (access(ST, F_OK)) {
 		SKIP("nvsim_selftest.ko is not loaded");
 		return test_done();
@@ -144,6 +259,7 @@ int main(int argc, char **argv)
 	ctx = sim_cuda_init();
 	if (gpu_count() > 1)
 		second_gpu(ctx);
+	strict_rules();
 
 	/* Argument checks and good round trips, in the kernel. */
 	CU_OK(cuMemAlloc(&d, len));

@@ -56,13 +56,31 @@
 	X(StreamDestroy, cuStreamDestroy_v2)				\
 	X(StreamSynchronize, cuStreamSynchronize)
 
+/* VMM, asynchronous copies and pools: optional as well. */
+#define GPU_CUDA_VMM_FUNCS(X)						\
+	X(MemCreate, cuMemCreate)					\
+	X(MemRelease, cuMemRelease)					\
+	X(MemAddressReserve, cuMemAddressReserve)			\
+	X(MemAddressFree, cuMemAddressFree)				\
+	X(MemMap, cuMemMap)						\
+	X(MemUnmap, cuMemUnmap)						\
+	X(MemSetAccess, cuMemSetAccess)					\
+	X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2)			\
+	X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2)			\
+	X(MemAllocHost, cuMemAllocHost_v2)				\
+	X(MemFreeHost, cuMemFreeHost)
+
 #define GPU_MAX 16
 
 static struct {
 #define GPU_FIELD(field, sym) __typeof__(&sym) field;
 	GPU_CUDA_FUNCS(GPU_FIELD)
 	GPU_CUDA_KERNEL_FUNCS(GPU_FIELD)
+	GPU_CUDA_VMM_FUNCS(GPU_FIELD)
 #undef GPU_FIELD
+	/* Stream-ordered pools (CUDA 11.2+), when the driver has them. */
+	CUresult (*MemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+	CUresult (*MemFreeAsync)(CUdeviceptr, CUstream);
 	/* cuCtxCreate: _v4 (CUDA 13), else _v2 */
 	__typeof__(&cuCtxCreate_v4) CtxCreate4;
 	__typeof__(&cuCtxCreate_v2) CtxCreate2;
@@ -118,6 +136,9 @@ static inline int gpu_setup(void)
 	const struct cuda_sym syms[] = {
 		GPU_CUDA_FUNCS(GPU_SYM)
 		GPU_CUDA_KERNEL_FUNCS(GPU_SYM_OPT)
+		GPU_CUDA_VMM_FUNCS(GPU_SYM_OPT)
+		CUDA_SYM_OPT(cuMemAllocAsync, &cu.MemAllocAsync),
+		CUDA_SYM_OPT(cuMemFreeAsync, &cu.MemFreeAsync),
 		CUDA_SYM_OPT(cuCtxCreate_v4, &cu.CtxCreate4),
 		CUDA_SYM_OPT(cuCtxCreate_v2, &cu.CtxCreate2),
 	};

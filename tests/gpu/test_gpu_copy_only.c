@@ -14,48 +14,13 @@
  * next to the DMA floor measured the same way in the same run.
  */
 #include <signal.h>
-#include <sys/wait.h>
 #include <time.h>
 
+#include "faults.h"
 #include "gpu.h"
 #include "kernels.h"
 
 #define LAT_ITERS	2000
-
-/* VMM, looked up here: gpu.h keeps to what every libcuda has. */
-static struct {
-	__typeof__(&cuMemCreate) Create;
-	__typeof__(&cuMemRelease) Release;
-	__typeof__(&cuMemAddressReserve) Reserve;
-	__typeof__(&cuMemAddressFree) AddressFree;
-	__typeof__(&cuMemMap) Map;
-	__typeof__(&cuMemUnmap) Unmap;
-	__typeof__(&cuMemSetAccess) SetAccess;
-	__typeof__(&cuMemcpyDtoHAsync_v2) DtoHAsync;
-	__typeof__(&cuMemcpyHtoDAsync_v2) HtoDAsync;
-	__typeof__(&cuMemAllocHost_v2) AllocHost;
-	__typeof__(&cuMemFreeHost) FreeHost;
-} vmm;
-
-/* Each may be missing (the simulated GPU's libcuda): its users check. */
-static void load_vmm(void)
-{
-	const struct cuda_sym syms[] = {
-		CUDA_SYM_OPT(cuMemCreate, &vmm.Create),
-		CUDA_SYM_OPT(cuMemRelease, &vmm.Release),
-		CUDA_SYM_OPT(cuMemAddressReserve, &vmm.Reserve),
-		CUDA_SYM_OPT(cuMemAddressFree, &vmm.AddressFree),
-		CUDA_SYM_OPT(cuMemMap, &vmm.Map),
-		CUDA_SYM_OPT(cuMemUnmap, &vmm.Unmap),
-		CUDA_SYM_OPT(cuMemSetAccess, &vmm.SetAccess),
-		CUDA_SYM_OPT(cuMemcpyDtoHAsync_v2, &vmm.DtoHAsync),
-		CUDA_SYM_OPT(cuMemcpyHtoDAsync_v2, &vmm.HtoDAsync),
-		CUDA_SYM_OPT(cuMemAllocHost_v2, &vmm.AllocHost),
-		CUDA_SYM_OPT(cuMemFreeHost, &vmm.FreeHost),
-	};
-
-	cuda_load_syms(syms, sizeof(syms) / sizeof(syms[0]), NULL);
-}
 
 #define VMM_SIZE	(2UL << 20)
 
@@ -73,39 +38,23 @@ static CUdeviceptr vmm_nofd(int dev)
 	CUmemGenericAllocationHandle h;
 	CUdeviceptr p = 0;
 
-	if (!vmm.Create || !vmm.SetAccess)
+	if (!cu.MemCreate || !cu.MemSetAccess)
 		return 0;
-	CU_ON(dev, vmm.Create(&h, VMM_SIZE, &prop, 0));
-	CU_ON(dev, vmm.Reserve(&p, VMM_SIZE, 0, 0, 0));
-	CU_ON(dev, vmm.Map(p, VMM_SIZE, 0, h, 0));
-	CU_ON(dev, vmm.SetAccess(p, VMM_SIZE, &access, 1));
-	CU_ON(dev, vmm.Release(h));
+	CU_ON(dev, cu.MemCreate(&h, VMM_SIZE, &prop, 0));
+	CU_ON(dev, cu.MemAddressReserve(&p, VMM_SIZE, 0, 0, 0));
+	CU_ON(dev, cu.MemMap(p, VMM_SIZE, 0, h, 0));
+	CU_ON(dev, cu.MemSetAccess(p, VMM_SIZE, &access, 1));
+	CU_ON(dev, cu.MemRelease(h));
 	return p;
 }
 
 static void vmm_free(int dev, CUdeviceptr p)
 {
-	CU_ON(dev, vmm.Unmap(p, VMM_SIZE));
-	CU_ON(dev, vmm.AddressFree(p, VMM_SIZE));
+	CU_ON(dev, cu.MemUnmap(p, VMM_SIZE));
+	CU_ON(dev, cu.MemAddressFree(p, VMM_SIZE));
 }
 
 static unsigned int seed = 4242;
-
-/* A child that loads through p dies of SIGSEGV. */
-static int load_faults(const char *p)
-{
-	int status = 0;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		signal(SIGSEGV, SIG_DFL);
-		(void)*(volatile const char *)p;
-		_exit(0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return 0;
-	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
-}
 
 /*
  * Pin the window [start, +win) of GPU dev, check it is copy-only, and
@@ -250,7 +199,7 @@ static void latency(const struct gpu_case *c, CUdeviceptr mem)
 	double t0;
 	int i;
 
-	if (!vmm.DtoHAsync || !cu.StreamCreate)
+	if (!cu.MemcpyDtoHAsync || !cu.StreamCreate)
 		return;
 	LIB(gdr_pin_buffer(c->g, mem, 8, 0, 0, &mh), 0);
 	LIB(gdr_map(c->g, mh, (void **)&va, 8), 0);
@@ -259,7 +208,7 @@ static void latency(const struct gpu_case *c, CUdeviceptr mem)
 		return;
 	p = va + (mem - info.va);
 	CU_OK(cu.StreamCreate(&st, 1 /* CU_STREAM_NON_BLOCKING */));
-	CU_OK(vmm.AllocHost((void **)&pinned, 8));
+	CU_OK(cu.MemAllocHost((void **)&pinned, 8));
 	for (i = 0; i < LAT_ITERS; i++) {
 		t0 = now_us();
 		gdr_copy_to_mapping(mh, p, &v, 8);
@@ -268,11 +217,11 @@ static void latency(const struct gpu_case *c, CUdeviceptr mem)
 		gdr_copy_from_mapping(mh, &v, p, 8);
 		t[1][i] = now_us() - t0;
 		t0 = now_us();
-		vmm.HtoDAsync(mem, &v, 8, st);
+		cu.MemcpyHtoDAsync(mem, &v, 8, st);
 		cu.StreamSynchronize(st);
 		t[2][i] = now_us() - t0;
 		t0 = now_us();
-		vmm.DtoHAsync(&v, mem, 8, st);
+		cu.MemcpyDtoHAsync(&v, mem, 8, st);
 		cu.StreamSynchronize(st);
 		t[3][i] = now_us() - t0;
 	}
@@ -281,17 +230,17 @@ static void latency(const struct gpu_case *c, CUdeviceptr mem)
 	       median(t[2], LAT_ITERS), median(t[3], LAT_ITERS));
 	for (i = 0; i < LAT_ITERS; i++) {
 		t0 = now_us();
-		vmm.HtoDAsync(mem, pinned, 8, st);
+		cu.MemcpyHtoDAsync(mem, pinned, 8, st);
 		cu.StreamSynchronize(st);
 		t[2][i] = now_us() - t0;
 		t0 = now_us();
-		vmm.DtoHAsync(pinned, mem, 8, st);
+		cu.MemcpyDtoHAsync(pinned, mem, 8, st);
 		cu.StreamSynchronize(st);
 		t[3][i] = now_us() - t0;
 	}
 	printf("8-byte copies, p50 of %d (us): bare cuMemcpyHtoDAsync+sync %.2f, cuMemcpyDtoHAsync+sync %.2f (pinned)\n",
 	       LAT_ITERS, median(t[2], LAT_ITERS), median(t[3], LAT_ITERS));
-	vmm.FreeHost(pinned);
+	cu.MemFreeHost(pinned);
 	cu.StreamDestroy(st);
 	LIB(gdr_unmap(c->g, mh, va, 8), 0);
 	LIB(gdr_unpin_buffer(c->g, mh), 0);
@@ -305,8 +254,6 @@ static void one_case(const struct gpu_case *c)
 	int backend = 0, i;
 	char what[64];
 
-	if (!vmm.Create)
-		load_vmm();
 	gdr_get_attribute(c->g, GDRMAP_ATTR_BACKEND, &backend);
 	if (backend == GDRMAP_BACKEND_GDRDRV) {
 		SKIP("gdrdrv maps every kind of memory: nothing is copy-only");

@@ -35,10 +35,18 @@ struct fake_va {
 	size_t size;
 	int mem;		/* index into fake_mems; -1: not mapped */
 	int legacy;
+	unsigned long long buffer_id;	/* new per allocation and cuMemMap */
 };
 
 static struct fake_va fake_vas[FAKE_MAX];
-static CUdeviceptr fake_next_va = 0x200000000000ULL;
+/*
+ * Device addresses come from one stretch of the process's address space
+ * reserved with no access, as CUDA reserves it: the CPU faults on it, and
+ * nothing else is ever mapped there.
+ */
+#define FAKE_VA_SPACE	(4ULL << 30)
+static CUdeviceptr fake_next_va, fake_va_end;
+static unsigned long long fake_next_buffer_id = 1;
 
 static struct CUctx_st *fake_ctx(void)
 {
@@ -112,6 +120,17 @@ static CUdeviceptr fake_new_va(size_t size, int mem, int legacy)
 	void *p;
 	int i;
 
+	if (!fake_next_va) {
+		p = mmap(NULL, FAKE_VA_SPACE + FAKE_GRAN, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return 0;
+		fake_next_va = ((uintptr_t)p + FAKE_GRAN - 1) &
+			       ~(CUdeviceptr)(FAKE_GRAN - 1);
+		fake_va_end = (uintptr_t)p + FAKE_VA_SPACE;
+	}
+	if (span > fake_va_end - fake_next_va)
+		return 0;
 	for (i = 0; i < FAKE_MAX; i++) {
 		if (fake_vas[i].used)
 			continue;
@@ -120,14 +139,8 @@ static CUdeviceptr fake_new_va(size_t size, int mem, int legacy)
 		fake_vas[i].size = size;
 		fake_vas[i].mem = mem;
 		fake_vas[i].legacy = legacy;
-		/* As CUDA does, the address space is reserved in the process
-		 * with no access (the gap after it too): the CPU faults on
-		 * it.  Never given back: addresses are not reused. */
-		p = mmap((void *)(uintptr_t)fake_next_va, span, PROT_NONE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-			 MAP_FIXED_NOREPLACE, -1, 0);
-		if (p != MAP_FAILED && p != (void *)(uintptr_t)fake_next_va)
-			munmap(p, span);
+		fake_vas[i].buffer_id = fake_next_buffer_id++;
+		/* Addresses are not reused, as CUDA's buffer IDs are not. */
 		fake_next_va += span;
 		return fake_vas[i].base;
 	}
@@ -274,11 +287,44 @@ CUcontext fake_ctx_create(int dev, int which)
 
 /* --- memory --- */
 
+/* One attribute of the range va (NULL: unknown address, the attribute's
+ * empty value); fake_lock held.  0, or -1 for an attribute not faked. */
+static int fake_attr(const struct fake_va *va, CUpointer_attribute a,
+		     void *data)
+{
+	const struct fake_mem *m = va ? &fake_mems[va->mem] : NULL;
+
+	switch (a) {
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = m ? m->dev : -2;
+		return 0;
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = m && va->legacy ? m->ctx : NULL;
+		return 0;
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned int *)data = m ? CU_MEMORYTYPE_DEVICE : 0;
+		return 0;
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+		*(unsigned int *)data = 0;
+		return 0;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+		*(unsigned long long *)data = m ? va->buffer_id : 0;
+		return 0;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = va ? va->base : 0;
+		return 0;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = va ? va->size : 0;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 CUresult fake_PointerGetAttribute(void *data, CUpointer_attribute a,
 				  CUdeviceptr p)
 {
 	struct fake_va *va;
-	struct fake_mem *m;
 	CUresult res = CUDA_SUCCESS;
 
 	pthread_mutex_lock(&fake_lock);
@@ -287,71 +333,32 @@ CUresult fake_PointerGetAttribute(void *data, CUpointer_attribute a,
 		pthread_mutex_unlock(&fake_lock);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	m = &fake_mems[va->mem];
 	/* The owner lookup is the one query made outside a scope. */
 	if (a != CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL &&
-	    !(fake_ctx() && fake_ctx()->dev == m->dev))
+	    !(fake_ctx() && fake_ctx()->dev == fake_mems[va->mem].dev))
 		atomic_fetch_add(&fake_wrong_ctx, 1);
-	switch (a) {
-	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-		*(int *)data = m->dev;
-		break;
-	case CU_POINTER_ATTRIBUTE_CONTEXT:
-		*(CUcontext *)data = va->legacy ? m->ctx : NULL;
-		break;
-	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-		*(unsigned int *)data = CU_MEMORYTYPE_DEVICE;
-		break;
-	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-		*(unsigned int *)data = 0;
-		break;
-	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-		*(CUdeviceptr *)data = va->base;
-		break;
-	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-		*(size_t *)data = va->size;
-		break;
-	default:
+	if (fake_attr(va, a, data))
 		res = CUDA_ERROR_INVALID_VALUE;
-	}
 	pthread_mutex_unlock(&fake_lock);
 	return res;
 }
 
-/* Any address: what is not known gets the attribute's empty value. */
+/* Any address, any context: what is not known gets the empty value. */
 CUresult fake_PointerGetAttributes(unsigned int n,
 				   CUpointer_attribute *attrs,
 				   void **data, CUdeviceptr p)
 {
+	CUresult res = CUDA_SUCCESS;
 	struct fake_va *va;
-	struct fake_mem *m = NULL;
 	unsigned int i;
 
 	pthread_mutex_lock(&fake_lock);
 	va = fake_va_of(p);
-	if (va)
-		m = &fake_mems[va->mem];
-	for (i = 0; i < n; i++) {
-		switch (attrs[i]) {
-		case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-			*(int *)data[i] = m ? m->dev : -2;
-			break;
-		case CU_POINTER_ATTRIBUTE_CONTEXT:
-			*(CUcontext *)data[i] = m && va->legacy ? m->ctx : NULL;
-			break;
-		case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-			*(unsigned int *)data[i] = m ? CU_MEMORYTYPE_DEVICE : 0;
-			break;
-		case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-			*(unsigned int *)data[i] = 0;
-			break;
-		default:
-			pthread_mutex_unlock(&fake_lock);
-			return CUDA_ERROR_INVALID_VALUE;
-		}
-	}
+	for (i = 0; i < n && res == CUDA_SUCCESS; i++)
+		if (fake_attr(va, attrs[i], data[i]))
+			res = CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_unlock(&fake_lock);
-	return CUDA_SUCCESS;
+	return res;
 }
 
 /* The range of p for a call that needs the owner's context. */
@@ -587,6 +594,7 @@ CUresult fake_MemMap(CUdeviceptr p, size_t size, size_t off,
 		fake_owner_ctx(m->dev);
 		m->refs++;
 		va->mem = (int)h - 1;
+		va->buffer_id = fake_next_buffer_id++;
 		res = CUDA_SUCCESS;
 	}
 	pthread_mutex_unlock(&fake_lock);

@@ -102,6 +102,53 @@ static inline void pin_refused(gdr_t g, int dev, CUdeviceptr p, int err,
 	fake_leave_start(START_OTHER_PRIMARY, dev);
 }
 
+/* Legacy memory of dev, allocated in a context of the test's own (not
+ * the one any starting context uses). */
+static inline CUdeviceptr legacy_alloc(int dev, size_t size)
+{
+	CUcontext before = fake_cur;
+	CUdeviceptr p = 0;
+
+	fake_ctx_create(dev, 2);
+	CHECK(fake_MemAlloc(&p, size) == CUDA_SUCCESS, "legacy memory on %d",
+	      dev);
+	fake_cur = before;
+	return p;
+}
+
+/* VMM memory of dev with the given handle types (0: none). */
+static inline CUdeviceptr vmm_alloc(int dev, size_t size, int types)
+{
+	CUmemAllocationProp prop = {
+		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+		.requestedHandleTypes = types,
+		.location = { CU_MEM_LOCATION_TYPE_DEVICE, dev },
+	};
+	CUmemAccessDesc access = {
+		.location = { CU_MEM_LOCATION_TYPE_DEVICE, dev },
+		.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+	};
+	CUmemGenericAllocationHandle h;
+	CUcontext before = fake_cur;
+	CUdeviceptr p = 0;
+	CUresult res;
+
+	fake_DevicePrimaryCtxRetain(&fake_cur, dev);
+	res = fake_MemCreate(&h, size, &prop, 0);
+	if (res == CUDA_SUCCESS)
+		res = fake_MemAddressReserve(&p, size, 0, 0, 0);
+	if (res == CUDA_SUCCESS)
+		res = fake_MemMap(p, size, 0, h, 0);
+	if (res == CUDA_SUCCESS)
+		res = fake_MemSetAccess(p, size, &access, 1);
+	if (res == CUDA_SUCCESS)
+		fake_MemRelease(h);	/* the mapping keeps it */
+	fake_primary_release(dev);
+	fake_cur = before;
+	CHECK(res == CUDA_SUCCESS, "VMM memory on %d", dev);
+	return p;
+}
+
 /* The verdict, once no library call made a CUDA call for memory outside
  * a context of its owner. */
 static inline int owner_done(void)

@@ -8,17 +8,6 @@
  */
 #include "owner_pins.h"
 
-static CUdeviceptr legacy_alloc(int dev)
-{
-	CUdeviceptr p = 0;
-
-	fake_ctx_create(dev, 2);
-	CHECK(fake_MemAlloc(&p, 1 << 20) == CUDA_SUCCESS,
-	      "legacy memory on %d", dev);
-	fake_cur = NULL;
-	return p;
-}
-
 int main(void)
 {
 	char why[512];
@@ -30,7 +19,7 @@ int main(void)
 	gdr_cuda_use_syms(&fake_syms);
 	fake_dmabuf_supported[1] = 0;
 	for (d = 0; d < FAKE_DEVS; d++) {
-		legacy[d] = legacy_alloc(d);
+		legacy[d] = legacy_alloc(d, 1 << 20);
 		CHECK_RET(gdrmap_mem_alloc(d, 2 << 20, &vmm[d]), 0);
 	}
 	before = fake_legacy_allocs[0];

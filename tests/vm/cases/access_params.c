@@ -4,14 +4,16 @@
  *  - /dev/gdrdrv is created with mode dev_mode (default 0666, as GDRCopy)
  *    and group dev_gid (default 0); a mode or group that is none is
  *    refused at load;
- *  - allow_p2p_tokens=0 refuses PIN_BUFFER's p2p_token/va_space in
- *    callback mode (EPERM): with them, a process of another user that
- *    learned this one's tokens pins and maps its memory (GDRCopy's ABI,
- *    the default); persistent mode refuses tokens anyway (EINVAL).
+ *  - allow_p2p_tokens (default 0) refuses PIN_BUFFER's p2p_token/va_space
+ *    in callback mode (EPERM); with allow_p2p_tokens=1, a process of
+ *    another user that learned this one's tokens (or guessed them: NVIDIA
+ *    counts them up) pins and maps its memory, GDRCopy's ABI; persistent
+ *    mode refuses tokens anyway (EINVAL).
  * The case reloads gdrdrv (the flavour of the pass) to try the node's
  * parameters, and loads it back as the pass had it whatever happens.  The
- * proprietary flavour makes no node (GDRCopy's scripts mknod it), so its
- * pass tries the tokens only.
+ * proprietary flavour makes no node (GDRCopy's scripts mknod it): it must
+ * refuse to load with dev_mode or dev_gid, which it cannot honour, rather
+ * than ignore them.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -65,6 +67,19 @@ static void node_params(void)
 	CHECK(sh("insmod %s %s%s 2>/dev/null", " dev_gid=4294967295") != 0,
 	      "dev_gid=4294967295 was taken");
 	REQUIRE(sh("insmod %s %s%s", "") == 0, "loading gdrdrv back failed");
+}
+
+/* The proprietary flavour refuses what it cannot do, and says why. */
+static void node_params_refused(void)
+{
+	CHECK(sh("rmmod gdrdrv && insmod %s %s%s 2>/dev/null", " dev_mode=0660") != 0,
+	      "the proprietary flavour loaded with dev_mode=0660, which it cannot honour");
+	CHECK(system("dmesg | grep -q 'dev_mode.*proprietary'") == 0,
+	      "no kernel message says why dev_mode was refused");
+	CHECK(sh("insmod %s %s%s 2>/dev/null", " dev_gid=44") != 0,
+	      "the proprietary flavour loaded with dev_gid=44, which it cannot honour");
+	REQUIRE(sh("lsmod | grep -q '^gdrdrv ' || insmod %s %s%s", "") == 0,
+		"loading gdrdrv back failed");
 }
 
 static void set_tokens(int allow)
@@ -123,16 +138,17 @@ static void token_param(void)
 	if (gdrdrv_persistent(fd)) {
 		CHECK_RET(pin_tokens(fd, d, len, &t), -EINVAL);
 	} else {
-		CHECK_RET(pin_tokens(fd, d, len, &t), 0);
-		CHECK(stranger_pins(d, len, &t) == 0,
-		      "allow_p2p_tokens=1: another user could not pin with the tokens");
-		set_tokens(0);
+		/* The default. */
 		rc = pin_tokens(fd, d, len, &t);
 		CHECK(rc == -EPERM, "allow_p2p_tokens=0: pin with tokens: %s",
 		      rc ? strerror(-rc) : "pinned");
 		CHECK(stranger_pins(d, len, &t) == 1,
 		      "allow_p2p_tokens=0: another user pinned with the tokens");
 		set_tokens(1);
+		CHECK_RET(pin_tokens(fd, d, len, &t), 0);
+		CHECK(stranger_pins(d, len, &t) == 0,
+		      "allow_p2p_tokens=1: another user could not pin with the tokens");
+		set_tokens(0);
 	}
 	/* Without tokens: this process's own memory, always. */
 	t.p2pToken = 0;
@@ -155,7 +171,7 @@ int main(void)
 	atexit(reload_as_pass);
 	vm_cuda_init();
 	if (flavor && !strcmp(flavor, "proprietary"))
-		printf("the proprietary flavour makes no node: dev_mode not tried\n");
+		node_params_refused();
 	else
 		node_params();
 	token_param();

@@ -13,49 +13,7 @@
  * faults, and the caller's context is the same after every call.  Then
  * GDRMAP_COPY_ONLY=0 refuses the pin and says so, and no dma-buf is left.
  */
-#include <signal.h>
-#include <sys/wait.h>
-
 #include "multigpu.h"
-
-static const char dmabuf_param[] = "/sys/module/nvsim/parameters/dmabuf";
-static int dmabuf_was;
-
-static int set_dmabuf(int v)
-{
-	char was = 0;
-	FILE *f = fopen(dmabuf_param, "r+");
-
-	if (!f)
-		return -1;
-	if (fread(&was, 1, 1, f) != 1 || fseek(f, 0, SEEK_SET) ||
-	    fprintf(f, "%d\n", v) < 0) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f) ? -1 : (was == 'Y' || was == '1');
-}
-
-static void restore_dmabuf(void)
-{
-	set_dmabuf(dmabuf_was);
-}
-
-/* A child that loads through p dies of SIGSEGV. */
-static int load_faults(const volatile char *p)
-{
-	int status = 0;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		signal(SIGSEGV, SIG_DFL);
-		(void)*p;
-		_exit(0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return 0;
-	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
-}
 
 #define LIB_CTX(expr, want, ctx)					\
 	do {								\
@@ -99,8 +57,8 @@ static void window(gdr_t g, CUcontext owner, CUdeviceptr small,
 	bad = find_mismatch(buf + 1, 16, seed + 1);
 	CHECK(bad < 0 && buf[0] == 0xA5 && buf[17] == 0xA5,
 	      "from %s: read byte %ld wrong", c->name, bad);
-	CHECK(load_faults(p), "from %s: a load through the pointer faults",
-	      c->name);
+	CHECK(read_faults((const volatile uint8_t *)p, buf) == SIGSEGV,
+	      "from %s: a load through the pointer faults", c->name);
 	LIB_CTX(gdr_unmap(g, mh, va, GPU_PAGE), 0, c->ctx);
 	LIB_CTX(gdr_unpin_buffer(g, mh), 0, c->ctx);
 }
@@ -117,11 +75,7 @@ int main(void)
 
 	ngpus = multi_init(1);
 	nctx = vm_contexts(ctxs, ngpus);
-	dmabuf_was = set_dmabuf(1);
-	REQUIRE(dmabuf_was >= 0, "cannot set %s: %s", dmabuf_param,
-		strerror(errno));
-	atexit(restore_dmabuf);
-	REQUIRE(setenv("GDRMAP_BACKEND", "dmabuf", 1) == 0, "setenv");
+	vm_use_dmabuf_backend();
 	g = gdr_open();
 	REQUIRE(g, "gdr_open with GDRMAP_BACKEND=dmabuf failed: %s",
 		gdrmap_last_error());

@@ -5,47 +5,9 @@
  * receiver's copy keeps the pins until it is closed, and closing it then
  * releases them cleanly (the opener's memory is gone by then).
  */
-#include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "vmtest.h"
-
-static void send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 'f';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	REQUIRE(sendmsg(sock, &msg, 0) == 1, "sendmsg: %s", strerror(errno));
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *c;
-	int fd;
-
-	REQUIRE(recvmsg(sock, &msg, 0) == 1, "recvmsg: %s", strerror(errno));
-	c = CMSG_FIRSTHDR(&msg);
-	REQUIRE(c && c->cmsg_type == SCM_RIGHTS, "no fd received");
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
-}
+#include "fdpass.h"
 
 /* The opener: pin, pass the fd on, wait for the word, exit. */
 static void opener(int sock)

@@ -11,7 +11,9 @@
  * mappings (raw and gdr_copy_*), munmap whole and in part, mremap,
  * mprotect, madvise, GET_INFO, GET_CB_FLAG, unpin with live mappings,
  * cuMemFree under live pins and mappings, fork children poking at what
- * they inherited, and requests that must fail.  The worker then exits,
+ * they inherited, fds with pins handed to another process (inherited over
+ * fork, or passed over a UNIX socket) and closed there and here in every
+ * order (op_pass), and requests that must fail.  The worker then exits,
  * with or without cleaning up.
  *
  * Oracles:
@@ -19,9 +21,12 @@
  *    the read faults, and it may fault only once its pin or its memory
  *    was on the way out;
  *  - operations on live objects succeed, requests that are bad fail;
- *  - after every episode gdrdrv's and nvsim's pin counts, nvsim's memory,
- *    the write-combining PAT reservations and /proc/driver/gdrdrv/pinned
- *    are back to where they were, and the kernel log has no warning.
+ *  - after every episode (and every process it handed an fd to) gdrdrv's
+ *    and nvsim's pin counts, nvsim's memory, the write-combining PAT
+ *    reservations and /proc/driver/gdrdrv/pinned are back to where they
+ *    were; nvsim saw no put_pages that NVIDIA's driver would ignore,
+ *    double-free on or read freed memory for; the kernel log has no
+ *    warning.
  * GDRMAP_FUZZ_SEED replays a run (each thread draws the same operations;
  * their interleaving differs); every failure prints the seed to replay.
  * Seeds that once failed are listed in tests/vm/fuzz-seeds and replayed
@@ -31,11 +36,12 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "fdpass.h"
 #include "gdrapi.h"
-#include "vmtest.h"
 
 #define NBUF		6
 #define NPIN		24
@@ -97,9 +103,11 @@ static pthread_mutex_t st = PTHREAD_MUTEX_INITIALIZER;
 static int fds[2];
 static gdr_t g;
 static struct timespec deadline;
-static atomic_ulong n_ops, n_faults, n_forks, n_bad;
+static atomic_ulong n_ops, n_faults, n_forks, n_bad, n_passes;
 static atomic_int failed;
 static int report_fd = -1;	/* the worker's counts go there */
+/* Held by the worker only: its holders see EOF when it has exited. */
+static int worker_alive[2] = { -1, -1 };
 
 static void fail(const char *fmt, ...)
 {
@@ -720,6 +728,149 @@ static void op_fork(uint64_t *s)
 		     st_);
 }
 
+/*
+ * The holder's side of op_pass, in a child forked from the threaded
+ * worker: plain system calls only.  It gets fd (inherited, or passed on
+ * sock), checks that it may not use it, says so, and closes it when told,
+ * or once the worker has exited.
+ */
+static void holder(int sock, int fd, int after_worker)
+{
+	struct gdrdrv_get_version_params v;
+	char c;
+
+	close(worker_alive[1]);
+	alarm(60);
+	if (fd < 0)
+		fd = recv_fd_or_fail(sock);
+	if (fd < 0)
+		_exit(2);
+	if (ioctl(fd, GDRDRV_IOC_GET_VERSION, &v) == 0 || errno != EACCES)
+		_exit(3);
+	if (write(sock, "h", 1) != 1)
+		_exit(4);
+	if (after_worker) {
+		/* Until the worker (and every copy of its end) is gone. */
+		while (read(worker_alive[0], &c, 1) > 0)
+			;
+	} else if (read(sock, &c, 1) != 1) {
+		_exit(5);
+	}
+	close(fd);
+	if (!after_worker && write(sock, "c", 1) != 1)
+		_exit(6);
+	_exit(0);
+}
+
+/*
+ * An fd with pins of its own goes to another process, by fork or over a
+ * UNIX socket, and the two close it in one of these orders:
+ *   0  here first, then there: the last close in the other process,
+ *      while this one lives on with the memory (callback-mode pins are
+ *      left to their callbacks);
+ *   1  there first, then here;
+ *   2  here, the buffer freed, then there;
+ *   3  here, and there only after this worker has exited;
+ *   4  here with a mapping kept, there, then the munmap here is last.
+ */
+static void op_pass(uint64_t *s)
+{
+	int b = (int)below(s, NBUF), order = (int)below(s, 5);
+	int byfork = (int)below(s, 2), sv[2], fd, st_, npins = 0;
+	volatile uint8_t *map = MAP_FAILED;
+	uint64_t pages, off, len, h;
+	pid_t pid = -1;
+	char c;
+
+	pthread_mutex_lock(&st);
+	if (bufs[b].state != B_LIVE || bufs[b].size < GPU_PAGE ||
+	    (bufs[b].d & (GPU_PAGE - 1))) {
+		pthread_mutex_unlock(&st);
+		return;
+	}
+	pthread_mutex_unlock(&st);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return;
+	if (!byfork) {
+		/* Forked before the fd exists: it gets it by passing only. */
+		pid = fork();
+		if (pid == 0) {
+			close(sv[0]);
+			holder(sv[1], -1, order == 3);
+		}
+	}
+	fd = open(GDRDRV_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		fail("open %s: %s", GDRDRV_DEVICE_PATH, strerror(errno));
+		goto out;
+	}
+	pages = bufs[b].size / GPU_PAGE;
+	for (int k = 0; k < 2; k++) {
+		off = below(s, pages) * GPU_PAGE;
+		len = (1 + below(s, pages - off / GPU_PAGE)) * GPU_PAGE;
+		if (gdrdrv_pin(fd, bufs[b].d + off, len, &h) == 0) {
+			npins++;
+			if (map == MAP_FAILED && (order == 4 || below(s, 2))) {
+				map = gdrdrv_mmap(fd, h, page_size);
+				if (map != MAP_FAILED && order != 4) {
+					munmap((void *)map, page_size);
+					map = MAP_FAILED;
+				}
+			}
+		}
+	}
+	(void)npins;	/* pins of a buffer freed meanwhile may fail */
+	if (byfork) {
+		pid = fork();
+		if (pid == 0) {
+			close(sv[0]);
+			holder(sv[1], fd, order == 3);
+		}
+	} else if (pid > 0) {
+		send_fd(sv[0], fd);
+	}
+	if (pid < 0 || read(sv[0], &c, 1) != 1 || c != 'h') {
+		fail("fd passing (%s): the holder did not get the fd, or could use it",
+		     byfork ? "fork" : "socket");
+		close(fd);
+		goto out;
+	}
+	atomic_fetch_add(&n_passes, 1);
+
+	if (order == 1) {
+		if (write(sv[0], "x", 1) != 1 || read(sv[0], &c, 1) != 1)
+			fail("fd passing: the holder did not close");
+		close(fd);
+	} else {
+		close(fd);
+		if (order == 2) {
+			pthread_mutex_lock(&st);
+			if (bufs[b].state == B_LIVE) {
+				bufs[b].state = B_DYING;
+				pthread_mutex_unlock(&st);
+				if (cuMemFree(bufs[b].d) != CUDA_SUCCESS)
+					fail("cuMemFree of buffer %d", b);
+				pthread_mutex_lock(&st);
+				bufs[b].state = B_DEAD;
+			}
+			pthread_mutex_unlock(&st);
+		}
+		if (order != 3 &&
+		    (write(sv[0], "x", 1) != 1 || read(sv[0], &c, 1) != 1))
+			fail("fd passing: the holder did not close");
+	}
+	if (map != MAP_FAILED)
+		munmap((void *)map, page_size);
+out:
+	close(sv[0]);
+	close(sv[1]);
+	/* A holder of order 3 lives on; the parent waits for it at the end. */
+	if (pid > 0 && order != 3 &&
+	    (waitpid(pid, &st_, 0) != pid || !WIFEXITED(st_) ||
+	     WEXITSTATUS(st_)))
+		fail("fd holder: status %#x", st_);
+}
+
 static void *thread_main(void *arg)
 {
 	uint64_t s = *(uint64_t *)arg;
@@ -748,8 +899,10 @@ static void *thread_main(void *arg)
 			op_query(&s);
 		else if (w < 92)
 			op_bad(&s);
-		else if (w < 97)
+		else if (w < 96)
 			op_lib_bad(&s);
+		else if (w < 98)
+			op_pass(&s);
 		else
 			op_fork(&s);
 		atomic_fetch_add(&n_ops, 1);
@@ -772,6 +925,8 @@ static int episode(uint64_t seed, int nthreads)
 	sa.sa_flags = SA_NODEFER;
 	sigaction(SIGBUS, &sa, NULL);
 	sigaction(SIGSEGV, &sa, NULL);
+	REQUIRE(pipe2(worker_alive, O_CLOEXEC) == 0, "pipe2: %s",
+		strerror(errno));
 	vm_cuda_init();
 	CU_OK(cuDeviceGet(&dev, 0));
 	CU_OK(cuDeviceTotalMem(&total, dev));
@@ -827,9 +982,9 @@ static int episode(uint64_t seed, int nthreads)
 	}
 	out = fdopen(report_fd, "w");
 	if (out) {
-		fprintf(out, "%lu %lu %lu %lu\n", atomic_load(&n_ops),
+		fprintf(out, "%lu %lu %lu %lu %lu\n", atomic_load(&n_ops),
 			atomic_load(&n_faults), atomic_load(&n_forks),
-			atomic_load(&n_bad));
+			atomic_load(&n_bad), atomic_load(&n_passes));
 		fclose(out);
 	}
 	return atomic_load(&failed) || check_failed;
@@ -839,6 +994,7 @@ static int episode(uint64_t seed, int nthreads)
 
 struct level {
 	long gdrdrv, pins, pages, used, allocs, wc;
+	long foreign, doubles, uaf;	/* nvsim: puts the driver would botch */
 };
 
 static long wc_reservations(void)
@@ -864,6 +1020,9 @@ static struct level level_now(void)
 		.used = nvsim_count("used_pages"),
 		.allocs = nvsim_count("allocations"),
 		.wc = wc_reservations(),
+		.foreign = nvsim_stat("foreign_puts"),
+		.doubles = nvsim_stat("double_frees"),
+		.uaf = nvsim_stat("use_after_free"),
 	};
 }
 
@@ -897,37 +1056,70 @@ static int kernel_complained(void)
 	return bad;
 }
 
-static unsigned long tot_ops, tot_faults, tot_forks, tot_bad, episodes;
+static unsigned long tot_ops, tot_faults, tot_forks, tot_bad, tot_passes;
+static unsigned long episodes;
+
+/*
+ * Waits until every process that holds fd (the worker and the holders of
+ * its fds) has exited: their end of the pipe is closed.  0: they have.
+ */
+static int wait_holders(int fd, int secs)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	while (poll(&p, 1, secs * 1000) == 1)
+		if (read(fd, &c, 1) <= 0)
+			return 0;
+	return -1;
+}
 
 static int run_episode(uint64_t seed, int nthreads, const struct level *base)
 {
 	struct level now;
-	int pfd[2], st_, ok = 1;
-	unsigned long o = 0, f = 0, k = 0, b = 0;
+	int pfd[2], held[2], st_, ok = 1;
+	unsigned long o = 0, f = 0, k = 0, b = 0, np = 0;
 	char line[128];
 	pid_t pid;
 	FILE *in;
 
-	REQUIRE(pipe(pfd) == 0, "pipe");
+	REQUIRE(pipe(pfd) == 0 && pipe(held) == 0, "pipe");
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
 		close(pfd[0]);
+		close(held[0]);
 		report_fd = pfd[1];
 		_exit(episode(seed, nthreads));
 	}
 	close(pfd[1]);
+	close(held[1]);
 	in = fdopen(pfd[0], "r");
 	if (in && fgets(line, sizeof(line), in))
-		sscanf(line, "%lu %lu %lu %lu", &o, &f, &k, &b);
+		sscanf(line, "%lu %lu %lu %lu %lu", &o, &f, &k, &b, &np);
 	if (in)
 		fclose(in);
 	REQUIRE(waitpid(pid, &st_, 0) == pid, "waitpid");
+	if (wait_holders(held[0], 90)) {
+		fprintf(stderr, "episode seed %#llx: a process it passed an fd to did not exit\n",
+			(unsigned long long)seed);
+		ok = 0;
+	}
+	close(held[0]);
+	/* Holders that outlived the worker are ours (a subreaper). */
+	while (waitpid(-1, &st_, 0) > 0) {
+		if (!WIFEXITED(st_) || WEXITSTATUS(st_)) {
+			fprintf(stderr, "episode seed %#llx: a holder of a passed fd: status %#x\n",
+				(unsigned long long)seed, st_);
+			ok = 0;
+		}
+	}
 	episodes++;
 	tot_ops += o;
 	tot_faults += f;
 	tot_forks += k;
 	tot_bad += b;
+	tot_passes += np;
 	if (!WIFEXITED(st_) || WEXITSTATUS(st_)) {
 		fprintf(stderr, "episode seed %#llx: worker %s %d\n",
 			(unsigned long long)seed,
@@ -938,10 +1130,12 @@ static int run_episode(uint64_t seed, int nthreads, const struct level *base)
 	now = level_now();
 	if (memcmp(&now, base, sizeof(now))) {
 		fprintf(stderr,
-			"episode seed %#llx left: gdrdrv pins %ld (was %ld), nvsim pins %ld (%ld), pinned pages %ld (%ld), used pages %ld (%ld), allocations %ld (%ld), WC reservations %ld (%ld)\n",
+			"episode seed %#llx left: gdrdrv pins %ld (was %ld), nvsim pins %ld (%ld), pinned pages %ld (%ld), used pages %ld (%ld), allocations %ld (%ld), WC reservations %ld (%ld); nvsim saw puts NVIDIA would ignore %ld (%ld), double-free on %ld (%ld), read freed memory for %ld (%ld)\n",
 			(unsigned long long)seed, now.gdrdrv, base->gdrdrv,
 			now.pins, base->pins, now.pages, base->pages, now.used,
-			base->used, now.allocs, base->allocs, now.wc, base->wc);
+			base->used, now.allocs, base->allocs, now.wc, base->wc,
+			now.foreign, base->foreign, now.doubles, base->doubles,
+			now.uaf, base->uaf);
 		ok = 0;
 	}
 	{
@@ -1006,6 +1200,9 @@ int main(void)
 	FILE *r;
 
 	page_size = sysconf(_SC_PAGESIZE);
+	/* Fd holders that outlive their episode's worker come back here. */
+	REQUIRE(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0, "PR_SET_CHILD_SUBREAPER: %s",
+		strerror(errno));
 	r = fopen("/dev/urandom", "r");
 	if (r) {
 		if (fread(&urandom, sizeof(urandom), 1, r) != 1)
@@ -1040,8 +1237,8 @@ int main(void)
 	while (!past(&end))
 		run_episode(mix(&s), nthreads, &base);
 
-	printf("fuzz: seed %#llx: %lu episodes, %lu operations, %lu faults (allowed), %lu fork children, %lu bad requests refused\n",
+	printf("fuzz: seed %#llx: %lu episodes, %lu operations, %lu faults (allowed), %lu fork children, %lu fds handed to another process, %lu bad requests refused\n",
 	       (unsigned long long)seed, episodes, tot_ops, tot_faults,
-	       tot_forks, tot_bad);
+	       tot_forks, tot_passes, tot_bad);
 	return test_done();
 }

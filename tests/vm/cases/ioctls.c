@@ -147,12 +147,13 @@ static void pin_and_info(int fd, CUdeviceptr d, int persistent)
 	p2.flags = 2;
 	CHECK_RET(gioctl(fd, GDRDRV_IOC_PIN_BUFFER_V2, &p2), -EINVAL);
 
-	/* Tokens: rejected in persistent mode; passed on to the GPU
-	 * otherwise, which does not know these. */
+	/* Tokens: rejected in persistent mode, and by default otherwise
+	 * (allow_p2p_tokens=0; token_pins.c tries them allowed). */
 	p1 = (struct gdrdrv_pin_buffer_params){
 		.addr = d, .size = GPU_PAGE, .p2p_token = 1, .va_space = 1,
 	};
-	CHECK_RET(gioctl(fd, GDRDRV_IOC_PIN_BUFFER, &p1), -EINVAL);
+	CHECK_RET(gioctl(fd, GDRDRV_IOC_PIN_BUFFER, &p1),
+		  persistent ? -EINVAL : -EPERM);
 }
 
 /* Commands the dispatcher must not take. */

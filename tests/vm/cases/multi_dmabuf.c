@@ -10,31 +10,6 @@
  */
 #include "multigpu.h"
 
-static const char dmabuf_param[] = "/sys/module/nvsim/parameters/dmabuf";
-static int dmabuf_was;
-
-/* Write v to nvsim's dmabuf parameter; what it was, or -1. */
-static int set_dmabuf(int v)
-{
-	char was = 0;
-	FILE *f = fopen(dmabuf_param, "r+");
-
-	if (!f)
-		return -1;
-	if (fread(&was, 1, 1, f) != 1 || fseek(f, 0, SEEK_SET) ||
-	    fprintf(f, "%d\n", v) < 0) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f) ? -1 : (was == 'Y' || was == '1');
-}
-
-/* However the case ends, nvsim's parameter is as it was. */
-static void restore_dmabuf(void)
-{
-	set_dmabuf(dmabuf_was);
-}
-
 int main(void)
 {
 	struct vm_ctx ctxs[1 + 2 * MAX_GPUS];
@@ -46,11 +21,7 @@ int main(void)
 
 	ngpus = multi_init(1);
 	nctx = vm_contexts(ctxs, ngpus);
-	dmabuf_was = set_dmabuf(1);
-	REQUIRE(dmabuf_was >= 0, "cannot set %s: %s", dmabuf_param,
-		strerror(errno));
-	atexit(restore_dmabuf);
-	REQUIRE(setenv("GDRMAP_BACKEND", "dmabuf", 1) == 0, "setenv");
+	vm_use_dmabuf_backend();
 
 	/* Opened (and probed) under the last GPU's created context. */
 	opener = ctxs[nctx - 1].ctx;

@@ -18,67 +18,22 @@
  *  put-first  put_pages releases the pin, then the memory is freed: no
  *             callback (both modes);
  *  free-first the memory is freed between unlock and put_pages of a
- *             persistent pin, which keeps it (persistent mode).
+ *             persistent pin, which keeps it (persistent mode);
+ *  early      the memory is freed after get_pages registered the callback
+ *             and before it returned: the callback consumes the pin
+ *             before gdrdrv has its table; the pin succeeds, reads as
+ *             freed, cannot be mapped, and unpin calls no put_pages
+ *             (callback mode).
  * Each ends with the pin counts of gdrdrv and nvsim back where they were,
  * no access through the old mapping, and a clean kernel log (the runner).
  */
 #include <pthread.h>
 
-#include "vmtest.h"
+#include "hook.h"
 
 #define LEN	(2 * GPU_PAGE)
-#define HOOK	"/proc/driver/nvsim/hook"
 
 static int fd;
-
-static void hook_arm(const char *point, CUdeviceptr va, const char *events,
-		     int ms)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "%s %llx %s %d", point,
-		 (unsigned long long)va, events, ms);
-	REQUIRE(write_text(HOOK, cmd) == 0, "arming the hook: %s",
-		strerror(errno));
-}
-
-/* The hook's state line: "STATE EVENTS-SEEN". */
-static void hook_read(char *buf, size_t len)
-{
-	FILE *f = fopen(HOOK, "r");
-
-	REQUIRE(f, "%s: %s", HOOK, strerror(errno));
-	REQUIRE(fgets(buf, (int)len, f), "reading %s", HOOK);
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
-/* Waits until a task stopped at the hook. */
-static void hook_wait_stopped(void)
-{
-	char st[64];
-
-	for (int i = 0; i < 2000; i++) {
-		hook_read(st, sizeof(st));
-		if (!strncmp(st, "waiting", 7))
-			return;
-		usleep(10000);
-	}
-	REQUIRE(0, "nothing stopped at the hook (it is \"%s\")", st);
-}
-
-/* The hook ended in state, having seen event (NULL: none at all). */
-static void hook_expect(const char *state, const char *event)
-{
-	char st[64], *seen;
-
-	hook_read(st, sizeof(st));
-	seen = strchr(st, ' ');
-	CHECK(seen && !strncmp(st, state, (size_t)(seen - st)) &&
-	      (event ? strstr(seen, event) != NULL : !strcmp(seen, " -")),
-	      "hook ended \"%s\", want %s having seen %s", st, state,
-	      event ? event : "nothing");
-}
 
 struct counts {
 	long gdrdrv, nvsim, callbacks, stale, puts;
@@ -344,11 +299,45 @@ static void free_first(void)
 	buf_gone(&b, "free-first");
 }
 
+static void early(void)
+{
+	struct counts before = counts_now();
+	struct gdrdrv_get_info_v2_params info;
+	struct call p = { 0 };
+	uint32_t flag = 0;
+	void *m;
+
+	p.d = vm_alloc(LEN);
+	gpu_fill(p.d, LEN, 18);
+	hook_arm("get_return", p.d, "callback", 20000);
+	start(&p, pin_thread);
+	hook_wait_stopped();
+	CU_OK(cuMemFree(p.d));
+	finish(&p);
+	hook_expect("done", "callback");
+	REQUIRE(p.rc == 0, "early: the pin failed: %d", p.rc);
+	CHECK_RET(gdrdrv_cb_flag(fd, p.h, &flag), 0);
+	CHECK(flag == 1, "early: callback flag %u", flag);
+	CHECK_RET(gdrdrv_info(fd, p.h, &info), 0);
+	CHECK(info.mapping_type == GDRDRV_MAPPING_TYPE_NONE,
+	      "early: mapping type %u", info.mapping_type);
+	m = gdrdrv_mmap(fd, p.h, LEN);
+	CHECK(m == MAP_FAILED && errno == EINVAL,
+	      "early: mmap of a pin whose memory was freed: %s",
+	      m == MAP_FAILED ? strerror(errno) : "mapped");
+	if (m != MAP_FAILED)
+		munmap(m, LEN);
+	CHECK_RET(gdrdrv_unpin(fd, p.h), 0);
+	CHECK(counts_now().puts == before.puts,
+	      "early: unpin called put_pages on a pin the callback consumed");
+	check_released(&before, "early");
+}
+
 int main(void)
 {
 	vm_cuda_init();
 	fd = gdrdrv_open();
-	if (access(HOOK, W_OK)) {
+	if (!hook_present()) {
 		SKIP("%s: %s (an nvsim without hooks)", HOOK, strerror(errno));
 		return test_done();
 	}
@@ -360,6 +349,7 @@ int main(void)
 		recycle();
 		running();
 		consumed();
+		early();
 		put_first();
 	}
 	close(fd);

@@ -210,12 +210,68 @@ static inline int write_text(const char *path, const char *text)
 	return fclose(f) ? -1 : 0;
 }
 
+/* ---- the dmabuf backend ---- */
+
+#define NVSIM_DMABUF_PARAM "/sys/module/nvsim/parameters/dmabuf"
+
+/* nvsim's dmabuf parameter as the case found it (-1: not read). */
+static inline int *vm_dmabuf_was(void)
+{
+	static int was = -1;
+
+	return &was;
+}
+
+/* Write v to nvsim's dmabuf parameter; what it was, or -1. */
+static inline int vm_set_dmabuf(int v)
+{
+	char was = 0;
+	FILE *f = fopen(NVSIM_DMABUF_PARAM, "r+");
+
+	if (!f)
+		return -1;
+	if (fread(&was, 1, 1, f) != 1 || fseek(f, 0, SEEK_SET) ||
+	    fprintf(f, "%d\n", v) < 0) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f) ? -1 : (was == 'Y' || was == '1');
+}
+
+static inline void vm_restore_dmabuf(void)
+{
+	if (*vm_dmabuf_was() >= 0)
+		vm_set_dmabuf(*vm_dmabuf_was());
+}
+
+/*
+ * Make this case use the dmabuf backend: nvsim's dmabuf=1 (put back as it
+ * was however the case ends) and GDRMAP_BACKEND=dmabuf.
+ */
+static inline void vm_use_dmabuf_backend(void)
+{
+	*vm_dmabuf_was() = vm_set_dmabuf(1);
+	REQUIRE(*vm_dmabuf_was() >= 0, "cannot set %s: %s",
+		NVSIM_DMABUF_PARAM, strerror(errno));
+	atexit(vm_restore_dmabuf);
+	REQUIRE(setenv("GDRMAP_BACKEND", "dmabuf", 1) == 0, "setenv");
+}
+
 /* ---- leak counters ---- */
 
 /* gdrdrv's count of pins held, or -1. */
 static inline long gdrdrv_refcount(void)
 {
 	return read_count("/proc/driver/gdrdrv/nv_get_pages_refcount");
+}
+
+/* The references that keep a module loaded (/sys/module/M/refcnt), or -1. */
+static inline long module_refcnt(const char *mod)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", mod);
+	return read_count(path);
 }
 
 /* ---- faults ---- */
