@@ -147,11 +147,14 @@ struct nvsim_p2p_counters {
 };
 
 extern struct nvsim_p2p_counters nvsim_p2p_count;
-extern bool nvsim_scatter;
-extern bool nvsim_poison;
-extern bool nvsim_dmabuf;
-extern bool nvsim_dmabuf_mmap;
-extern unsigned int nvsim_fail_puts;
+
+/* nvsim_params.c: the module parameters, as they are at each call */
+bool nvsim_param_scatter(void);
+bool nvsim_param_poison(void);
+bool nvsim_param_dmabuf(void);
+bool nvsim_param_dmabuf_mmap(void);
+unsigned long nvsim_param_max_pages(void);
+bool nvsim_param_take_fail_put(void);
 
 /* nvsim_main.c */
 void nvsim_dev_get(struct nvsim_dev *gpu);

@@ -8,7 +8,7 @@
  * API over that memory (nvsim_p2p.c) and hands the memory out to user
  * space through /dev/nvsim (nvsim_mem.c), for gdrmap's libcuda shim.
  *
- * This file: module parameters, PCI binding, /dev/nvsim, /proc counters.
+ * This file: PCI binding, /dev/nvsim, /proc counters.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,33 +27,6 @@
 #define PCI_VENDOR_ID_IVSHMEM	0x1af4
 #define PCI_DEVICE_ID_IVSHMEM	0x1110
 #define NVSIM_BAR		2
-
-bool nvsim_scatter;
-module_param_named(scatter, nvsim_scatter, bool, 0644);
-MODULE_PARM_DESC(scatter,
-		 "Hand pages out in descending BAR order, never contiguous (default 0)");
-
-bool nvsim_poison;
-module_param_named(poison, nvsim_poison, bool, 0644);
-MODULE_PARM_DESC(poison, "Fill freed pages with 0x6b (default 0)");
-
-bool nvsim_dmabuf;
-module_param_named(dmabuf, nvsim_dmabuf, bool, 0644);
-MODULE_PARM_DESC(dmabuf, "Offer dma-buf export, CUDA's DMA_BUF_SUPPORTED (default 0)");
-
-bool nvsim_dmabuf_mmap = true;
-module_param_named(dmabuf_mmap, nvsim_dmabuf_mmap, bool, 0644);
-MODULE_PARM_DESC(dmabuf_mmap,
-		 "dma-bufs can be mmap'ed; 0 fails with ENOTSUPP as drivers before 580 (default 1)");
-
-unsigned int nvsim_fail_puts;
-module_param_named(fail_puts, nvsim_fail_puts, uint, 0644);
-MODULE_PARM_DESC(fail_puts,
-		 "The next N put_pages[_persistent] calls fail with -ENOMEM and release nothing, as the driver's do when it cannot allocate (default 0)");
-
-static unsigned long max_pages;
-module_param(max_pages, ulong, 0444);
-MODULE_PARM_DESC(max_pages, "Use at most this many 64 KiB pages (0: the whole BAR)");
 
 /* Guards all of nvsim's state; see nvsim.h. */
 DEFINE_MUTEX(nvsim_lock);
@@ -145,6 +118,7 @@ static void nvsim_gpu_unregister(struct nvsim_dev *gpu)
 
 static int nvsim_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
+	unsigned long max_pages;
 	struct nvsim_dev *gpu;
 	resource_size_t len;
 	int ret;
@@ -173,6 +147,7 @@ static int nvsim_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	gpu->bar_phys = pci_resource_start(pdev, NVSIM_BAR);
 	gpu->bar_bus = pci_bus_address(pdev, NVSIM_BAR);
 	gpu->npages = len >> NVSIM_PAGE_SHIFT;
+	max_pages = nvsim_param_max_pages();
 	if (max_pages && max_pages < gpu->npages)
 		gpu->npages = max_pages;
 	gpu->bar_size = (u64)gpu->npages << NVSIM_PAGE_SHIFT;

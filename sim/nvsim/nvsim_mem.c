@@ -51,7 +51,7 @@ static int nvsim_pages_alloc(struct nvsim_dev *gpu, unsigned long n, u32 *out)
 	if (n > gpu->npages - gpu->used)
 		return -ENOMEM;
 
-	if (nvsim_scatter) {
+	if (nvsim_param_scatter()) {
 		/* Descending: consecutive pages are never adjacent upward. */
 		for (bit = gpu->npages, i = 0; i < n && bit-- > 0;)
 			if (!test_bit(bit, gpu->bitmap))
@@ -86,7 +86,7 @@ static void nvsim_pages_free(struct nvsim_dev *gpu, unsigned long n,
 
 	lockdep_assert_held(&nvsim_lock);
 	for (i = 0; i < n; i++) {
-		if (nvsim_poison) {
+		if (nvsim_param_poison()) {
 			memset_io(gpu->bar + ((u64)pages[i] << NVSIM_PAGE_SHIFT),
 				  0x6b, NVSIM_PAGE_BYTES);
 			/* GiBs of poison take a while: no soft lockup. */
@@ -94,7 +94,7 @@ static void nvsim_pages_free(struct nvsim_dev *gpu, unsigned long n,
 		}
 		__clear_bit(pages[i], gpu->bitmap);
 	}
-	if (nvsim_poison)
+	if (nvsim_param_poison())
 		wmb();	/* drain write-combining buffers */
 	gpu->used -= n;
 }
@@ -340,9 +340,9 @@ static int nvsim_ioc_info(struct nvsim_ctx *ctx, struct nvsim_info *a)
 	a->pci_bus = gpu->pdev->bus->number;
 	a->pci_device = PCI_SLOT(gpu->pdev->devfn);
 	a->pci_function = PCI_FUNC(gpu->pdev->devfn);
-	if (READ_ONCE(nvsim_dmabuf))
+	if (nvsim_param_dmabuf())
 		a->caps |= NVSIM_CAP_DMABUF;
-	if (READ_ONCE(nvsim_dmabuf_mmap))
+	if (nvsim_param_dmabuf_mmap())
 		a->caps |= NVSIM_CAP_DMABUF_MMAP;
 	return 0;
 }

@@ -326,13 +326,9 @@ static bool nvsim_token_exists(u64 p2p_token)
 /* An injected failure of put_pages (the fail_puts parameter). */
 static bool nvsim_put_fails(void)
 {
-	unsigned int n;
-
 	lockdep_assert_held(&nvsim_lock);
-	n = READ_ONCE(nvsim_fail_puts);
-	if (!n)
+	if (!nvsim_param_take_fail_put())
 		return false;
-	WRITE_ONCE(nvsim_fail_puts, n - 1);
 	nvsim_p2p_count.failed_puts++;
 	return true;
 }
