@@ -22,6 +22,8 @@
 #include "nvsim_ioctl.h"
 
 #define NVSIM_PAGE_BYTES	((u64)NVSIM_PAGE_SIZE)
+/* The BAR of an ivshmem-plain device that is a GPU's memory. */
+#define NVSIM_BAR		2
 
 struct pci_dev;
 struct mm_struct;
@@ -125,11 +127,7 @@ struct nvsim_dma_map {
 };
 
 extern struct mutex nvsim_lock;
-/* The GPUs by CUDA ordinal; NULL where none is bound. */
-extern struct nvsim_dev *nvsim_gpus[NVSIM_MAX_DEVICES];
-extern unsigned int nvsim_ngpus;	/* slots in use: highest index + 1 */
 extern struct list_head nvsim_ctxs;
-extern struct list_head nvsim_pins;
 
 /* Of the nvidia_p2p_* API as a whole, not of one GPU; nvsim_lock. */
 struct nvsim_p2p_counters {
@@ -146,7 +144,6 @@ struct nvsim_p2p_counters {
 	unsigned long failed_puts;	/* puts that fail_puts failed */
 };
 
-extern struct nvsim_p2p_counters nvsim_p2p_count;
 
 /* nvsim_params.c: the module parameters, as they are at each call */
 bool nvsim_param_scatter(void);
@@ -156,10 +153,28 @@ bool nvsim_param_dmabuf_mmap(void);
 unsigned long nvsim_param_max_pages(void);
 bool nvsim_param_take_fail_put(void);
 
-/* nvsim_main.c */
+/* nvsim_gpu.c: the GPUs and nvsim_lock */
+struct nvsim_snapshot {
+	struct nvsim_counters c;
+	unsigned long used_pages;
+	unsigned long total_pages;
+};
+
+struct nvsim_dev *nvsim_gpu_add(struct pci_dev *pdev);
+void nvsim_gpu_remove(struct nvsim_dev *gpu);
 void nvsim_dev_get(struct nvsim_dev *gpu);
 void nvsim_dev_put(struct nvsim_dev *gpu);
 struct nvsim_dev *nvsim_gpu_by_index(u32 index);
+unsigned int nvsim_gpu_count(void);
+void nvsim_snapshot_locked(const struct nvsim_dev *gpu,
+			   struct nvsim_snapshot *s);
+void nvsim_snapshot(const struct nvsim_dev *gpu, struct nvsim_snapshot *s);
+
+/* nvsim_proc.c: /proc/driver/nvsim */
+void nvsim_proc_init(void);
+void nvsim_proc_exit(void);
+void nvsim_proc_gpu_add(struct nvsim_dev *gpu);
+void nvsim_proc_gpu_remove(struct nvsim_dev *gpu);
 
 /* nvsim_mem.c */
 void nvsim_mem_put(struct nvsim_mem *mem);
@@ -172,6 +187,7 @@ int nvsim_export_dmabuf(struct nvsim_ctx *ctx, struct nvsim_export_dmabuf *a);
 /* nvsim_p2p.c */
 void nvsim_fire_callbacks(struct nvsim_mapping *map);
 void nvsim_free_leftover_pins(void);
+void nvsim_p2p_snapshot(struct nvsim_p2p_counters *p);
 
 /* nvsim_hooks.c: forcing interleavings in tests */
 enum nvsim_hook_point {

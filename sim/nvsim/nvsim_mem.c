@@ -25,6 +25,8 @@
 /* Bytes moved per step of read/write/copy; one page, bounded by a page. */
 #define NVSIM_CHUNK	NVSIM_PAGE_BYTES
 
+/* Every open /dev/nvsim; nvsim_lock. */
+LIST_HEAD(nvsim_ctxs);
 static u64 nvsim_next_buffer_id = 1;
 /* The last p2p token handed out; nvsim_lock. */
 static u64 nvsim_last_p2p_token;
@@ -329,7 +331,7 @@ static int nvsim_ioc_info(struct nvsim_ctx *ctx, struct nvsim_info *a)
 		return -ENODEV;
 	memset(a, 0, sizeof(*a));
 	a->device = device;
-	a->device_count = nvsim_ngpus;
+	a->device_count = nvsim_gpu_count();
 	a->abi_version = NVSIM_ABI_VERSION;
 	a->page_size = NVSIM_PAGE_SIZE;
 	a->bar_phys = gpu->bar_phys;
@@ -745,7 +747,7 @@ static int nvsim_open(struct inode *inode, struct file *file)
 	ctx->tgid = get_pid(task_tgid(current));
 
 	mutex_lock(&nvsim_lock);
-	if (!nvsim_ngpus) {
+	if (!nvsim_gpu_count()) {
 		mutex_unlock(&nvsim_lock);
 		put_pid(ctx->tgid);
 		mmdrop(ctx->mm);

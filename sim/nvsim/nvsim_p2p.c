@@ -42,6 +42,9 @@
 #include "nvsim.h"
 #include "nvsim_compat.h"
 
+/* Every pin not yet released, persistent or not; nvsim_lock. */
+static LIST_HEAD(nvsim_pins);
+
 static struct nvsim_pin *nvsim_find_pin(struct nvidia_p2p_page_table *pt)
 {
 	struct nvsim_pin *pin;
@@ -80,7 +83,15 @@ static struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space,
 	return NULL;
 }
 
-struct nvsim_p2p_counters nvsim_p2p_count;
+static struct nvsim_p2p_counters nvsim_p2p_count;
+
+/* A copy of the API's counters, for /proc. */
+void nvsim_p2p_snapshot(struct nvsim_p2p_counters *p)
+{
+	mutex_lock(&nvsim_lock);
+	*p = nvsim_p2p_count;
+	mutex_unlock(&nvsim_lock);
+}
 
 /*
  * Freed pins (page tables), newest first, for the next pins to reuse;
