@@ -22,12 +22,26 @@
 #include "nvsim_ioctl.h"
 
 #define NVSIM_PAGE_BYTES	((u64)NVSIM_PAGE_SIZE)
+/* Bytes moved per step of read/write/copy; one page, bounded by a page. */
+#define NVSIM_CHUNK		NVSIM_PAGE_BYTES
 /* The BAR of an ivshmem-plain device that is a GPU's memory. */
 #define NVSIM_BAR		2
 
+struct file;
 struct pci_dev;
 struct mm_struct;
 struct proc_dir_entry;
+
+static inline bool nvsim_aligned(u64 x)
+{
+	return !(x & (NVSIM_PAGE_BYTES - 1));
+}
+
+/* Bytes from va to the end of its 64 KiB page. */
+static inline u64 nvsim_page_left(u64 va)
+{
+	return NVSIM_PAGE_BYTES - (va & (NVSIM_PAGE_BYTES - 1));
+}
 
 /*
  * What happened on one GPU; /proc/driver/nvsim/gpuN shows them, and the
@@ -176,10 +190,31 @@ void nvsim_proc_exit(void);
 void nvsim_proc_gpu_add(struct nvsim_dev *gpu);
 void nvsim_proc_gpu_remove(struct nvsim_dev *gpu);
 
-/* nvsim_mem.c */
+/* nvsim_mem.c: memory objects and the BAR pages they hold */
+struct nvsim_mem *nvsim_mem_create(struct nvsim_dev *gpu, u64 size,
+				   u32 user_flags);
 void nvsim_mem_put(struct nvsim_mem *mem);
+
+/* nvsim_ctx.c: address spaces (an open /dev/nvsim), handles, mappings */
+struct nvsim_ctx *nvsim_ctx_create(void);
+void nvsim_ctx_destroy(struct nvsim_ctx *ctx);
+int nvsim_handle_add(struct nvsim_ctx *ctx, struct nvsim_mem *mem, u32 *id);
+int nvsim_handle_release(struct nvsim_ctx *ctx, u32 id);
+struct nvsim_mem *nvsim_handle_mem(struct nvsim_ctx *ctx, u32 id);
+bool nvsim_range_ok(u64 va, u64 size);
+bool nvsim_overlaps(struct mm_struct *mm, u64 va, u64 size);
+int nvsim_map_add(struct nvsim_ctx *ctx, struct nvsim_mem *mem,
+		  u64 va, u64 size, u64 offset, u64 *buffer_id);
+int nvsim_unmap_range(struct nvsim_ctx *ctx, u64 va, u64 size);
 struct nvsim_mapping *nvsim_find_map(struct nvsim_ctx *ctx, u64 va, u64 len);
-extern const struct file_operations nvsim_fops;
+void __iomem *nvsim_map_io(struct nvsim_mapping *map, u64 va);
+
+/* nvsim_ioctl.c: the commands of /dev/nvsim */
+long nvsim_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* nvsim_cdev.c: /dev/nvsim */
+int nvsim_cdev_register(void);
+void nvsim_cdev_unregister(void);
 
 /* nvsim_dmabuf.c */
 int nvsim_export_dmabuf(struct nvsim_ctx *ctx, struct nvsim_export_dmabuf *a);

@@ -6,16 +6,14 @@
  * each one simulated GPU whose memory is the device's BAR2 (shared
  * memory), in 64 KiB pages.  Exports the nvidia_p2p_* kernel
  * API over that memory (nvsim_p2p.c) and hands the memory out to user
- * space through /dev/nvsim (nvsim_mem.c), for gdrmap's libcuda shim.
+ * space through /dev/nvsim (nvsim_cdev.c), for gdrmap's libcuda shim.
  *
- * This file: loading and unloading, the PCI driver that makes a GPU of
- * each device (nvsim_gpu.c) and its /proc directory (nvsim_proc.c), and
- * /dev/nvsim's registration.
+ * This file: loading and unloading, and the PCI driver that makes a GPU
+ * of each device (nvsim_gpu.c) and its /proc directory (nvsim_proc.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bug.h>
-#include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 
@@ -62,13 +60,6 @@ static struct pci_driver nvsim_pci_driver = {
 	.driver.suppress_bind_attrs = true,
 };
 
-static struct miscdevice nvsim_misc = {
-	.minor = MISC_DYNAMIC_MINOR,
-	.name = "nvsim",
-	.fops = &nvsim_fops,
-	.mode = 0666,
-};
-
 static int __init nvsim_init(void)
 {
 	int ret;
@@ -80,7 +71,7 @@ static int __init nvsim_init(void)
 	ret = pci_register_driver(&nvsim_pci_driver);
 	if (ret)
 		goto err_proc;
-	ret = misc_register(&nvsim_misc);
+	ret = nvsim_cdev_register();
 	if (ret)
 		goto err_pci;
 
@@ -101,7 +92,7 @@ static void __exit nvsim_exit(void)
 {
 	struct nvsim_snapshot s;
 
-	misc_deregister(&nvsim_misc);
+	nvsim_cdev_unregister();
 
 	/*
 	 * Open fds hold the module, so only persistent pins can be left:
