@@ -141,7 +141,6 @@ struct nvsim_dma_map {
 };
 
 extern struct mutex nvsim_lock;
-extern struct list_head nvsim_ctxs;
 
 /* Of the nvidia_p2p_* API as a whole, not of one GPU; nvsim_lock. */
 struct nvsim_p2p_counters {
@@ -208,6 +207,17 @@ int nvsim_map_add(struct nvsim_ctx *ctx, struct nvsim_mem *mem,
 int nvsim_unmap_range(struct nvsim_ctx *ctx, u64 va, u64 size);
 struct nvsim_mapping *nvsim_find_map(struct nvsim_ctx *ctx, u64 va, u64 len);
 void __iomem *nvsim_map_io(struct nvsim_mapping *map, u64 va);
+struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space, u64 va,
+				   u64 len);
+bool nvsim_token_exists(u64 p2p_token);
+
+/* nvsim_pins.c: the page tables handed out, their release and callbacks */
+struct nvsim_pin *nvsim_pin_new(bool *recycled);
+void nvsim_pin_add(struct nvsim_pin *pin);
+struct nvsim_pin *nvsim_find_pin(struct nvidia_p2p_page_table *pt);
+void nvsim_pin_free(struct nvsim_pin *pin, bool by_callback);
+void nvsim_fire_callbacks(struct nvsim_mapping *map);
+void nvsim_free_leftover_pins(void);
 
 /* nvsim_ioctl.c: the commands of /dev/nvsim */
 long nvsim_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
@@ -219,9 +229,7 @@ void nvsim_cdev_unregister(void);
 /* nvsim_dmabuf.c */
 int nvsim_export_dmabuf(struct nvsim_ctx *ctx, struct nvsim_export_dmabuf *a);
 
-/* nvsim_p2p.c */
-void nvsim_fire_callbacks(struct nvsim_mapping *map);
-void nvsim_free_leftover_pins(void);
+/* nvsim_p2p.c: the nvidia_p2p_* API */
 void nvsim_p2p_snapshot(struct nvsim_p2p_counters *p);
 
 /* nvsim_hooks.c: forcing interleavings in tests */

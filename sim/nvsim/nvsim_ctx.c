@@ -19,7 +19,7 @@
 #include "nvsim_compat.h"
 
 /* Every open /dev/nvsim; nvsim_lock. */
-LIST_HEAD(nvsim_ctxs);
+static LIST_HEAD(nvsim_ctxs);
 static u64 nvsim_next_buffer_id = 1;
 /* The last p2p token handed out; nvsim_lock. */
 static u64 nvsim_last_p2p_token;
@@ -201,6 +201,45 @@ void __iomem *nvsim_map_io(struct nvsim_mapping *map, u64 va)
 }
 
 /* Address spaces */
+
+/*
+ * The mapping holding [va, va + len) in the address space named by the
+ * tokens: 0/0 is the caller's own process, otherwise the /dev/nvsim fd
+ * that CU_POINTER_ATTRIBUTE_P2P_TOKENS reported.
+ */
+struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space, u64 va,
+				   u64 len)
+{
+	struct nvsim_mapping *map;
+	struct nvsim_ctx *ctx;
+
+	lockdep_assert_held(&nvsim_lock);
+	list_for_each_entry(ctx, &nvsim_ctxs, node) {
+		if (p2p_token || va_space) {
+			if (ctx->p2p_token != p2p_token ||
+			    ctx->va_space != va_space)
+				continue;
+		} else if (!current->mm || ctx->mm != current->mm) {
+			continue;
+		}
+		map = nvsim_find_map(ctx, va, len);
+		if (map)
+			return map;
+	}
+	return NULL;
+}
+
+/* Whether an open /dev/nvsim has this p2p token. */
+bool nvsim_token_exists(u64 p2p_token)
+{
+	struct nvsim_ctx *ctx;
+
+	lockdep_assert_held(&nvsim_lock);
+	list_for_each_entry(ctx, &nvsim_ctxs, node)
+		if (ctx->p2p_token == p2p_token)
+			return true;
+	return false;
+}
 
 /* The calling process's, empty; -ENODEV while there is no GPU. */
 struct nvsim_ctx *nvsim_ctx_create(void)
