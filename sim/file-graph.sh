@@ -6,18 +6,24 @@
 # edges, directly or around a loop).  Exit 0: no circle; 1: a circle;
 # 2: bad usage or an object nm cannot read.
 #
-# usage: file-graph.sh [-c] MODULE.mod | OBJECT.o...
+# usage: file-graph.sh [-c] [-q] MODULE.mod | OBJECT.o...
 #   MODULE.mod  kbuild's list of a module's objects (e.g. nvsim.mod)
 #   -c          calls only: leave out references to data
+#   -q          print the circles only (sim.mk checks every nvsim build)
 # Environment: NM (default: nm; a cross build's own, or nm, reads foreign
 # objects' symbol tables alike).
 set -eu
-calls_only=0
-if [ "${1:-}" = -c ]; then
-	calls_only=1
-	shift
-fi
-[ $# -gt 0 ] || { echo "usage: $0 [-c] MODULE.mod | OBJECT.o..." >&2; exit 2; }
+usage() { echo "usage: $0 [-c] [-q] MODULE.mod | OBJECT.o..." >&2; exit 2; }
+calls_only=0 quiet=0
+while getopts cq opt; do
+	case $opt in
+	c) calls_only=1 ;;
+	q) quiet=1 ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || usage
 case $1 in
 *.mod) objs=$(tr ' ' '\n' <"$1" | grep '\.o$') ;;
 *) objs=$* ;;
@@ -30,7 +36,7 @@ syms=$(for o in $objs; do
 		awk -v f="$(basename "$o" .o)" '$2 ~ /^[A-Z]$/ { print f, $2, $1 }'
 done) || { echo "$0: cannot read the symbols of $objs" >&2; exit 2; }
 
-echo "$syms" | awk -v calls_only=$calls_only '
+echo "$syms" | awk -v calls_only=$calls_only -v quiet=$quiet '
 $2 != "U" { def[$3] = $1; kind[$3] = ($2 == "T" || $2 == "W") ? "" : " (data)"
 	    file[$1] = 1; next }
 	  { use[++n] = $1 " " $3; file[$1] = 1 }
@@ -58,7 +64,7 @@ END {
 		for (j = i; j > 1 && order[j] < order[j - 1]; j--) {
 			t = order[j]; order[j] = order[j - 1]; order[j - 1] = t
 		}
-	for (i = 1; i <= ne; i++)
+	for (i = 1; i <= ne && !quiet; i++)
 		printf "%s:%s\n", order[i], edge[order[i]]
 	# Transitive closure (a few dozen files at most).
 	for (k = 1; k <= nf; k++)
@@ -83,7 +89,7 @@ END {
 			circles++
 		}
 	}
-	if (!circles)
+	if (!circles && !quiet)
 		printf "no circle between the %d files\n", nf
 	exit circles ? 1 : 0
 }'
