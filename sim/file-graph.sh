@@ -10,8 +10,9 @@
 #   MODULE.mod  kbuild's list of a module's objects (e.g. nvsim.mod)
 #   -c          calls only: leave out references to data
 #   -q          print the circles only (sim.mk checks every nvsim build)
-# Environment: NM (default: nm; a cross build's own, or nm, reads foreign
-# objects' symbol tables alike).
+# Environment: NM (default: nm, or the host toolchain's where plain binutils
+# is missing, as in Debian's gcc-N-for-host chroots; any binutils nm reads
+# another architecture's symbol tables).
 set -eu
 usage() { echo "usage: $0 [-c] [-q] MODULE.mod | OBJECT.o..." >&2; exit 2; }
 calls_only=0 quiet=0
@@ -24,15 +25,20 @@ while getopts cq opt; do
 done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || usage
+nm=${NM:-$(command -v nm || command -v "$(uname -m)-linux-gnu-nm" || echo nm)}
 case $1 in
-*.mod) objs=$(tr ' ' '\n' <"$1" | grep '\.o$') ;;
+*.mod)
+	# Newer kbuild names the objects relative to the module's directory.
+	dir=$(dirname "$1")
+	objs=$(tr ' ' '\n' <"$1" | grep '\.o$' |
+		sed "s|^\([^/]\)|$dir/\1|") ;;
 *) objs=$* ;;
 esac
 
 # "FILE TYPE SYMBOL" lines: T/D/B/R/... defined globally, U undefined.
 syms=$(for o in $objs; do
-	"${NM:-nm}" -P "$o" >/dev/null || exit 2
-	"${NM:-nm}" -P "$o" |
+	"$nm" -P "$o" >/dev/null || exit 2
+	"$nm" -P "$o" |
 		awk -v f="$(basename "$o" .o)" '$2 ~ /^[A-Z]$/ { print f, $2, $1 }'
 done) || { echo "$0: cannot read the symbols of $objs" >&2; exit 2; }
 
