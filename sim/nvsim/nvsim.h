@@ -140,24 +140,6 @@ struct nvsim_dma_map {
 	struct list_head node;			/* pin->dma_maps */
 };
 
-extern struct mutex nvsim_lock;
-
-/* Of the nvidia_p2p_* API as a whole, not of one GPU; nvsim_lock. */
-struct nvsim_p2p_counters {
-	unsigned long get_pages_requests;	/* every call, valid or not */
-	unsigned long put_pages_requests;	/* every call with a table */
-	unsigned long stale_puts;	/* put_pages of a table freed already */
-	unsigned long recycled_tables;	/* pins on a table a callback freed */
-	/* put_pages of a live table the driver would not find: no-op */
-	unsigned long foreign_puts;
-	/* put_pages with a token of a table not that token's: freed anyway */
-	unsigned long double_frees;
-	/* put_pages_persistent of a table that is no live persistent pin */
-	unsigned long use_after_free;
-	unsigned long failed_puts;	/* puts that fail_puts failed */
-};
-
-
 /* nvsim_params.c: the module parameters, as they are at each call */
 bool nvsim_param_scatter(void);
 bool nvsim_param_poison(void);
@@ -167,6 +149,8 @@ unsigned long nvsim_param_max_pages(void);
 bool nvsim_param_take_fail_put(void);
 
 /* nvsim_gpu.c: the GPUs and nvsim_lock */
+extern struct mutex nvsim_lock;
+
 struct nvsim_snapshot {
 	struct nvsim_counters c;
 	unsigned long used_pages;
@@ -229,7 +213,24 @@ void nvsim_cdev_unregister(void);
 /* nvsim_dmabuf.c */
 int nvsim_export_dmabuf(struct nvsim_ctx *ctx, struct nvsim_export_dmabuf *a);
 
-/* nvsim_p2p.c: the nvidia_p2p_* API */
+/*
+ * nvsim_p2p.c: the nvidia_p2p_* API, and its counters: of the API as a
+ * whole, not of one GPU; nvsim_lock.
+ */
+struct nvsim_p2p_counters {
+	unsigned long get_pages_requests;	/* every call, valid or not */
+	unsigned long put_pages_requests;	/* every call with a table */
+	unsigned long stale_puts;	/* put_pages of a table freed already */
+	unsigned long recycled_tables;	/* pins on a table a callback freed */
+	/* put_pages of a live table the driver would not find: no-op */
+	unsigned long foreign_puts;
+	/* put_pages with a token of a table not that token's: freed anyway */
+	unsigned long double_frees;
+	/* put_pages_persistent of a table that is no live persistent pin */
+	unsigned long use_after_free;
+	unsigned long failed_puts;	/* puts that fail_puts failed */
+};
+
 void nvsim_p2p_snapshot(struct nvsim_p2p_counters *p);
 
 /* nvsim_hooks.c: forcing interleavings in tests */
