@@ -4,11 +4,13 @@
  * API calls that GPUDirect programs use, over /dev/nvsim.  NOT REAL
  * HARDWARE (see shim.h).
  *
- * This file: cuInit (the connection to nvsim and what it says about each
- * GPU), the driver version, and the translation of nvsim's errors.
+ * This file: cuInit (the connection to nvsim, what it says about each
+ * GPU, and the environment's NVSIM_ALLOC_OFFSET), the driver version,
+ * and the translation of nvsim's errors.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -24,6 +26,7 @@ static CUresult shim_init_result = CUDA_ERROR_NOT_INITIALIZED;
 int shim_fd = -1;
 int shim_ndevs;
 struct shim_dev shim_devs[NVSIM_MAX_DEVICES];
+long shim_alloc_offset = -1;
 
 CUresult errno_to_cu(int err)
 {
@@ -75,6 +78,25 @@ uint64_t nvsim_caps(CUdevice dev)
 		info.caps = 0;
 	pthread_mutex_unlock(&shim_lock);
 	return info.caps;
+}
+
+/* NVSIM_ALLOC_OFFSET, read at cuInit. */
+static void read_alloc_offset(void)
+{
+	const char *s = getenv("NVSIM_ALLOC_OFFSET");
+	char *end;
+	long v;
+
+	if (!s)
+		return;
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (!errno && *s && !*end && v >= 0 && v < (long)SHIM_PAGE &&
+	    !(v & 0xff))
+		shim_alloc_offset = v;
+	else
+		fprintf(stderr, "libcuda (nvsim shim): ignoring NVSIM_ALLOC_OFFSET=%s\n",
+			s);
 }
 
 /* What nvsim says about GPU dev; a CUresult for cuInit. */

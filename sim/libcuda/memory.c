@@ -6,8 +6,6 @@
  * process allocated or reserved, which the other files look addresses up
  * in.
  */
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,27 +16,7 @@
 #define SHIM_SUBALLOC_OFFSET 0x200
 
 struct rec *rec_list;
-static long alloc_offset = -1;	/* -1: 0x200 below 64 KiB only */
 static uint64_t next_host_buffer_id = 1ULL << 62;
-
-/* NVSIM_ALLOC_OFFSET, read at cuInit. */
-void read_alloc_offset(void)
-{
-	const char *s = getenv("NVSIM_ALLOC_OFFSET");
-	char *end;
-	long v;
-
-	if (!s)
-		return;
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (!errno && *s && !*end && v >= 0 && v < (long)SHIM_PAGE &&
-	    !(v & 0xff))
-		alloc_offset = v;
-	else
-		fprintf(stderr, "libcuda (nvsim shim): ignoring NVSIM_ALLOC_OFFSET=%s\n",
-			s);
-}
 
 struct rec *rec_find(enum rec_kind kind, uint64_t p, uint64_t len)
 {
@@ -202,8 +180,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		goto out;
 
 	/* Small allocations are sub-allocated, not 64 KiB aligned (H200). */
-	if (alloc_offset >= 0)
-		off = (uint64_t)alloc_offset;
+	if (shim_alloc_offset >= 0)
+		off = (uint64_t)shim_alloc_offset;
 	else
 		off = bytesize < SHIM_PAGE ? SHIM_SUBALLOC_OFFSET : 0;
 	len = (off + bytesize + SHIM_PAGE - 1) & ~(SHIM_PAGE - 1);

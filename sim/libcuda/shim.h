@@ -12,11 +12,13 @@
  * thread's context stack.
  *
  * Files, one job each: core.c (cuInit, the nvsim connection), device.c
- * (device queries), context.c (contexts, and which context may ask about
- * whose memory), memory.c (cuMemAlloc family and the records of what
- * this process allocated), vmm.c (virtual memory management), copy.c
- * (copies and memsets), pointer.c (pointer and address-range queries),
- * export.c (dma-buf export), errors.c, procaddr.c (cuGetProcAddress).
+ * (device queries), current.c (the live contexts, the current one, and
+ * which context may ask about whose memory), context.c (contexts made
+ * and destroyed, with what they own), memory.c (cuMemAlloc family and the
+ * records of what this process allocated), vmm.c (virtual memory
+ * management), copy.c (copies and memsets), pointer.c (pointer and
+ * address-range queries), export.c (dma-buf export), stream.c, errors.c,
+ * procaddr.c (cuGetProcAddress).  They call each other in no circle.
  */
 #ifndef GDRMAP_SHIM_H
 #define GDRMAP_SHIM_H
@@ -72,6 +74,8 @@ extern bool shim_initialized;
 extern int shim_fd;
 extern int shim_ndevs;
 extern struct shim_dev shim_devs[NVSIM_MAX_DEVICES];
+/* cuMemAlloc's pointer offset (NVSIM_ALLOC_OFFSET); -1: 0x200 below 64 KiB */
+extern long shim_alloc_offset;
 CUresult errno_to_cu(int err);
 int nvsim_ioctl(unsigned long cmd, void *arg);
 bool nvsim_query_va(uint64_t va, struct nvsim_query *q);
@@ -97,13 +101,16 @@ uint64_t nvsim_caps(CUdevice dev);
 #define SHIM_ALIAS(name, target, ret, args)				\
 	ret name args __attribute__((alias(#target)))
 
-/* context.c */
+/* current.c */
 CUresult need_ctx(CUcontext *out);
 CUresult ctx_sees(CUdevice owner);
+void ctx_list_add(struct CUctx_st *c);
+bool ctx_list_remove(CUcontext c);
+void ctx_push_new(CUcontext c);
+void ctx_forget(CUcontext c);
 
 /* memory.c */
 extern struct rec *rec_list;
-void read_alloc_offset(void);
 struct rec *rec_find(enum rec_kind kind, uint64_t p, uint64_t len);
 void rec_add(struct rec *r);
 void rec_unlink(struct rec *x);

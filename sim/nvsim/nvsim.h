@@ -22,10 +22,26 @@
 #include "nvsim_ioctl.h"
 
 #define NVSIM_PAGE_BYTES	((u64)NVSIM_PAGE_SIZE)
+/* Bytes moved per step of read/write/copy; one page, bounded by a page. */
+#define NVSIM_CHUNK		NVSIM_PAGE_BYTES
+/* The BAR of an ivshmem-plain device that is a GPU's memory. */
+#define NVSIM_BAR		2
 
+struct file;
 struct pci_dev;
 struct mm_struct;
 struct proc_dir_entry;
+
+static inline bool nvsim_aligned(u64 x)
+{
+	return !(x & (NVSIM_PAGE_BYTES - 1));
+}
+
+/* Bytes from va to the end of its 64 KiB page. */
+static inline u64 nvsim_page_left(u64 va)
+{
+	return NVSIM_PAGE_BYTES - (va & (NVSIM_PAGE_BYTES - 1));
+}
 
 /*
  * What happened on one GPU; /proc/driver/nvsim/gpuN shows them, and the
@@ -124,14 +140,83 @@ struct nvsim_dma_map {
 	struct list_head node;			/* pin->dma_maps */
 };
 
-extern struct mutex nvsim_lock;
-/* The GPUs by CUDA ordinal; NULL where none is bound. */
-extern struct nvsim_dev *nvsim_gpus[NVSIM_MAX_DEVICES];
-extern unsigned int nvsim_ngpus;	/* slots in use: highest index + 1 */
-extern struct list_head nvsim_ctxs;
-extern struct list_head nvsim_pins;
+/* nvsim_params.c: the module parameters, as they are at each call */
+bool nvsim_param_scatter(void);
+bool nvsim_param_poison(void);
+bool nvsim_param_dmabuf(void);
+bool nvsim_param_dmabuf_mmap(void);
+unsigned long nvsim_param_max_pages(void);
+bool nvsim_param_take_fail_put(void);
 
-/* Of the nvidia_p2p_* API as a whole, not of one GPU; nvsim_lock. */
+/* nvsim_gpu.c: the GPUs and nvsim_lock */
+extern struct mutex nvsim_lock;
+
+struct nvsim_snapshot {
+	struct nvsim_counters c;
+	unsigned long used_pages;
+	unsigned long total_pages;
+};
+
+struct nvsim_dev *nvsim_gpu_add(struct pci_dev *pdev);
+void nvsim_gpu_remove(struct nvsim_dev *gpu);
+void nvsim_dev_get(struct nvsim_dev *gpu);
+void nvsim_dev_put(struct nvsim_dev *gpu);
+struct nvsim_dev *nvsim_gpu_by_index(u32 index);
+unsigned int nvsim_gpu_count(void);
+void nvsim_snapshot_locked(const struct nvsim_dev *gpu,
+			   struct nvsim_snapshot *s);
+void nvsim_snapshot(const struct nvsim_dev *gpu, struct nvsim_snapshot *s);
+
+/* nvsim_proc.c: /proc/driver/nvsim */
+void nvsim_proc_init(void);
+void nvsim_proc_exit(void);
+void nvsim_proc_gpu_add(struct nvsim_dev *gpu);
+void nvsim_proc_gpu_remove(struct nvsim_dev *gpu);
+
+/* nvsim_mem.c: memory objects and the BAR pages they hold */
+struct nvsim_mem *nvsim_mem_create(struct nvsim_dev *gpu, u64 size,
+				   u32 user_flags);
+void nvsim_mem_put(struct nvsim_mem *mem);
+
+/* nvsim_ctx.c: address spaces (an open /dev/nvsim), handles, mappings */
+struct nvsim_ctx *nvsim_ctx_create(void);
+void nvsim_ctx_destroy(struct nvsim_ctx *ctx);
+int nvsim_handle_add(struct nvsim_ctx *ctx, struct nvsim_mem *mem, u32 *id);
+int nvsim_handle_release(struct nvsim_ctx *ctx, u32 id);
+struct nvsim_mem *nvsim_handle_mem(struct nvsim_ctx *ctx, u32 id);
+bool nvsim_range_ok(u64 va, u64 size);
+bool nvsim_overlaps(struct mm_struct *mm, u64 va, u64 size);
+int nvsim_map_add(struct nvsim_ctx *ctx, struct nvsim_mem *mem,
+		  u64 va, u64 size, u64 offset, u64 *buffer_id);
+int nvsim_unmap_range(struct nvsim_ctx *ctx, u64 va, u64 size);
+struct nvsim_mapping *nvsim_find_map(struct nvsim_ctx *ctx, u64 va, u64 len);
+void __iomem *nvsim_map_io(struct nvsim_mapping *map, u64 va);
+struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space, u64 va,
+				   u64 len);
+bool nvsim_token_exists(u64 p2p_token);
+
+/* nvsim_pins.c: the page tables handed out, their release and callbacks */
+struct nvsim_pin *nvsim_pin_new(bool *recycled);
+void nvsim_pin_add(struct nvsim_pin *pin);
+struct nvsim_pin *nvsim_find_pin(struct nvidia_p2p_page_table *pt);
+void nvsim_pin_free(struct nvsim_pin *pin, bool by_callback);
+void nvsim_fire_callbacks(struct nvsim_mapping *map);
+void nvsim_free_leftover_pins(void);
+
+/* nvsim_ioctl.c: the commands of /dev/nvsim */
+long nvsim_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* nvsim_cdev.c: /dev/nvsim */
+int nvsim_cdev_register(void);
+void nvsim_cdev_unregister(void);
+
+/* nvsim_dmabuf.c */
+int nvsim_export_dmabuf(struct nvsim_ctx *ctx, struct nvsim_export_dmabuf *a);
+
+/*
+ * nvsim_p2p.c: the nvidia_p2p_* API, and its counters: of the API as a
+ * whole, not of one GPU; nvsim_lock.
+ */
 struct nvsim_p2p_counters {
 	unsigned long get_pages_requests;	/* every call, valid or not */
 	unsigned long put_pages_requests;	/* every call with a table */
@@ -146,29 +231,7 @@ struct nvsim_p2p_counters {
 	unsigned long failed_puts;	/* puts that fail_puts failed */
 };
 
-extern struct nvsim_p2p_counters nvsim_p2p_count;
-extern bool nvsim_scatter;
-extern bool nvsim_poison;
-extern bool nvsim_dmabuf;
-extern bool nvsim_dmabuf_mmap;
-extern unsigned int nvsim_fail_puts;
-
-/* nvsim_main.c */
-void nvsim_dev_get(struct nvsim_dev *gpu);
-void nvsim_dev_put(struct nvsim_dev *gpu);
-struct nvsim_dev *nvsim_gpu_by_index(u32 index);
-
-/* nvsim_mem.c */
-void nvsim_mem_put(struct nvsim_mem *mem);
-struct nvsim_mapping *nvsim_find_map(struct nvsim_ctx *ctx, u64 va, u64 len);
-extern const struct file_operations nvsim_fops;
-
-/* nvsim_dmabuf.c */
-int nvsim_export_dmabuf(struct nvsim_ctx *ctx, struct nvsim_export_dmabuf *a);
-
-/* nvsim_p2p.c */
-void nvsim_fire_callbacks(struct nvsim_mapping *map);
-void nvsim_free_leftover_pins(void);
+void nvsim_p2p_snapshot(struct nvsim_p2p_counters *p);
 
 /* nvsim_hooks.c: forcing interleavings in tests */
 enum nvsim_hook_point {

@@ -59,7 +59,7 @@ static int nvsim_dmabuf_do_mmap(struct dma_buf *dmabuf,
 	u64 off, phys;
 	int ret;
 
-	if (!READ_ONCE(nvsim_dmabuf_mmap))
+	if (!nvsim_param_dmabuf_mmap())
 		return -ENOTSUPP;
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
@@ -94,7 +94,7 @@ int nvsim_export_dmabuf(struct nvsim_ctx *ctx, struct nvsim_export_dmabuf *a)
 	struct dma_buf *dmabuf;
 	int fd;
 
-	if (!READ_ONCE(nvsim_dmabuf))
+	if (!nvsim_param_dmabuf())
 		return -EOPNOTSUPP;
 	if (a->flags || a->fd || !a->size || !PAGE_ALIGNED(a->va) ||
 	    !PAGE_ALIGNED(a->size))

@@ -29,6 +29,9 @@
  * A virtual address names one mapping, and so one memory object on one
  * GPU: that GPU's BAR pages, UUID and counters are the pin's.  Freeing
  * memory fires only the callbacks of pins on that memory.
+ *
+ * This file makes pins and decides who may release them; the pins
+ * themselves, their reuse and their callbacks are nvsim_pins.c's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -42,122 +45,26 @@
 #include "nvsim.h"
 #include "nvsim_compat.h"
 
-static struct nvsim_pin *nvsim_find_pin(struct nvidia_p2p_page_table *pt)
+static struct nvsim_p2p_counters nvsim_p2p_count;
+
+/* A copy of the API's counters, for /proc. */
+void nvsim_p2p_snapshot(struct nvsim_p2p_counters *p)
 {
-	struct nvsim_pin *pin;
-
-	lockdep_assert_held(&nvsim_lock);
-	list_for_each_entry(pin, &nvsim_pins, node)
-		if (&pin->pt == pt)
-			return pin;
-	return NULL;
-}
-
-/*
- * The mapping holding [va, va + len) in the address space named by the
- * tokens: 0/0 is the caller's own process, otherwise the /dev/nvsim fd
- * that CU_POINTER_ATTRIBUTE_P2P_TOKENS reported.
- */
-static struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space,
-					  u64 va, u64 len)
-{
-	struct nvsim_mapping *map;
-	struct nvsim_ctx *ctx;
-
-	lockdep_assert_held(&nvsim_lock);
-	list_for_each_entry(ctx, &nvsim_ctxs, node) {
-		if (p2p_token || va_space) {
-			if (ctx->p2p_token != p2p_token ||
-			    ctx->va_space != va_space)
-				continue;
-		} else if (!current->mm || ctx->mm != current->mm) {
-			continue;
-		}
-		map = nvsim_find_map(ctx, va, len);
-		if (map)
-			return map;
-	}
-	return NULL;
-}
-
-struct nvsim_p2p_counters nvsim_p2p_count;
-
-/*
- * Freed pins (page tables), newest first, for the next pins to reuse;
- * nvsim_lock.
- */
-#define NVSIM_PIN_CACHE	16
-static struct nvsim_pin *nvsim_pin_cache[NVSIM_PIN_CACHE];
-static unsigned int nvsim_pin_cached;
-
-static struct nvsim_pin *nvsim_pin_new(void)
-{
-	struct nvsim_pin *pin;
-	bool stale;
-
-	lockdep_assert_held(&nvsim_lock);
-	if (!nvsim_pin_cached)
-		return kzalloc(sizeof(*pin), GFP_KERNEL);
-	pin = nvsim_pin_cache[--nvsim_pin_cached];
-	stale = pin->freed_by_callback;
-	memset(pin, 0, sizeof(*pin));
-	if (stale)
-		nvsim_p2p_count.recycled_tables++;
-	return pin;
-}
-
-static void nvsim_pin_recycle(struct nvsim_pin *pin, bool by_callback)
-{
-	lockdep_assert_held(&nvsim_lock);
-	if (nvsim_pin_cached == NVSIM_PIN_CACHE) {
-		kfree(nvsim_pin_cache[0]);
-		memmove(nvsim_pin_cache, nvsim_pin_cache + 1,
-			sizeof(nvsim_pin_cache) - sizeof(nvsim_pin_cache[0]));
-		nvsim_pin_cached--;
-	}
-	/* What a reader of a stale table finds: no pages. */
-	memset(&pin->pt, 0, sizeof(pin->pt));
-	pin->freed_by_callback = by_callback;
-	nvsim_pin_cache[nvsim_pin_cached++] = pin;
-}
-
-static void nvsim_pin_free(struct nvsim_pin *pin, bool by_callback)
-{
-	struct nvsim_dma_map *dm, *tmp;
-	struct nvsim_counters *c;
-
-	lockdep_assert_held(&nvsim_lock);
-	list_for_each_entry_safe(dm, tmp, &pin->dma_maps, node) {
-		list_del(&dm->node);
-		kvfree(dm->m.dma_addresses);
-		kfree(dm);
-	}
-	list_del(&pin->node);
-	/* Counted first: the mem's last reference may take the GPU along. */
-	c = &pin->gpu->count;
-	c->outstanding_pins--;
-	c->pinned_pages -= pin->pt.entries;
-	if (pin->persistent) {
-		c->persistent_pins--;
-		nvsim_mem_put(pin->mem);
-	} else {
-		list_del(&pin->map_node);
-	}
-	kvfree(pin->pt.pages);
-	kvfree(pin->page_structs);
-	nvsim_pin_recycle(pin, by_callback);
+	mutex_lock(&nvsim_lock);
+	*p = nvsim_p2p_count;
+	mutex_unlock(&nvsim_lock);
 }
 
 static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 		     bool persistent, void (*free_callback)(void *data),
 		     void *data, struct nvidia_p2p_page_table **page_table)
 {
-	struct nvsim_counters *c;
 	struct nvsim_mapping *map;
 	struct nvsim_pin *pin;
 	struct nvsim_mem *mem;
 	u64 first, n, i, page;
 	int ret = -EINVAL;
+	bool recycled;
 
 	might_sleep();
 	if (!page_table || !len || (va | len) & (NVSIM_PAGE_BYTES - 1) ||
@@ -173,11 +80,11 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 		goto unlock;
 
 	ret = -ENOMEM;
-	pin = nvsim_pin_new();
+	pin = nvsim_pin_new(&recycled);
 	if (!pin)
 		goto unlock;
-	INIT_LIST_HEAD(&pin->dma_maps);
-	INIT_LIST_HEAD(&pin->map_node);
+	if (recycled)
+		nvsim_p2p_count.recycled_tables++;
 	pin->pt.pages = kvmalloc_array(n, sizeof(*pin->pt.pages), GFP_KERNEL);
 	pin->page_structs = kvcalloc(n, sizeof(*pin->page_structs),
 				     GFP_KERNEL);
@@ -201,21 +108,14 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	pin->pt.flags = 0;
 	pin->va = va;
 	pin->persistent = persistent;
-	c = &mem->gpu->count;
 	if (persistent) {
 		pin->mem = mem;
-		mem->refs++;
-		c->persistent_pins++;
 	} else {
 		pin->map = map;
 		pin->free_callback = free_callback;
 		pin->data = data;
-		list_add_tail(&pin->map_node, &map->pins);
 	}
-	list_add_tail(&pin->node, &nvsim_pins);
-	c->outstanding_pins++;
-	c->pinned_pages += n;
-	c->get_pages_calls++;
+	nvsim_pin_add(pin);
 	mutex_unlock(&nvsim_lock);
 
 	nvsim_hook_event(NVSIM_EV_PIN, va, len);
@@ -235,37 +135,6 @@ free_pin:
 unlock:
 	mutex_unlock(&nvsim_lock);
 	return ret;
-}
-
-/* Memory behind map is going away: invalidate its non-persistent pins. */
-void nvsim_fire_callbacks(struct nvsim_mapping *map)
-{
-	struct nvsim_pin *pin, *tmp;
-	u64 va;
-
-	lockdep_assert_held(&nvsim_lock);
-	list_for_each_entry_safe(pin, tmp, &map->pins, map_node) {
-		va = pin->va;
-		nvsim_hook_at(NVSIM_AT_CALLBACK, va);
-		pin->free_callback(pin->data);
-		pin->gpu->count.callbacks_fired++;
-		nvsim_hook_at(NVSIM_AT_CALLBACK_DONE, va);
-		nvsim_pin_free(pin, true);
-		nvsim_hook_event(NVSIM_EV_CALLBACK, va, 1);
-	}
-	nvsim_hook_event(NVSIM_EV_FREE, map->va, map->size);
-}
-
-/* Module exit: pins a client never released (all persistent). */
-void nvsim_free_leftover_pins(void)
-{
-	struct nvsim_pin *pin, *tmp;
-
-	lockdep_assert_held(&nvsim_lock);
-	list_for_each_entry_safe(pin, tmp, &nvsim_pins, node)
-		nvsim_pin_free(pin, false);
-	while (nvsim_pin_cached)
-		kfree(nvsim_pin_cache[--nvsim_pin_cached]);
 }
 
 int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
@@ -312,27 +181,12 @@ static bool nvsim_put_finds(const struct nvsim_pin *pin, u64 p2p_token)
 	return ctx->tgid == task_tgid(current);
 }
 
-static bool nvsim_token_exists(u64 p2p_token)
-{
-	struct nvsim_ctx *ctx;
-
-	lockdep_assert_held(&nvsim_lock);
-	list_for_each_entry(ctx, &nvsim_ctxs, node)
-		if (ctx->p2p_token == p2p_token)
-			return true;
-	return false;
-}
-
 /* An injected failure of put_pages (the fail_puts parameter). */
 static bool nvsim_put_fails(void)
 {
-	unsigned int n;
-
 	lockdep_assert_held(&nvsim_lock);
-	n = READ_ONCE(nvsim_fail_puts);
-	if (!n)
+	if (!nvsim_param_take_fail_put())
 		return false;
-	WRITE_ONCE(nvsim_fail_puts, n - 1);
 	nvsim_p2p_count.failed_puts++;
 	return true;
 }

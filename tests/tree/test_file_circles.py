@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""No two source files of the library, nor of the gdrmap command, call
-each other in a loop, directly or through others: a file's functions may
+"""No two source files of the library, of the gdrmap command or of the
+simulated GPU's CUDA library call each other in a loop, directly or through others: a file's functions may
 use another file's only where that file does not, through any chain, use
 the first one's.  The calls are read from the objects the build made
 (nm: the symbols each object defines and the ones it needs), so a call
@@ -25,6 +25,7 @@ BUILD = os.environ.get("GDRMAP_BUILD") or os.path.join(TOP, "build")
 GROUPS = {
     "the library (lib/, lib/copy/, common/)": ["lib", "lib/copy", "common"],
     "the gdrmap command (tools/)": ["tools"],
+    "the simulated GPU's CUDA (sim/libcuda/)": ["sim/libcuda"],
 }
 
 
