@@ -6,7 +6,7 @@
 #   make sim-shim                $(O)/sim/libcuda/libcuda.so.1 (+ libcuda.so)
 #   make check-sim               host sanity tests (no VM, no GPU)
 # A build of nvsim or of the shim fails when its files call each other in
-# a circle, even around a loop (sim/file-graph.sh prints the graph from
+# a circle, even around a loop (scripts/file-graph.sh prints the graph from
 # the objects).
 
 # Kernel headers: the running kernel's, else the newest Debian amd64 ones.
@@ -40,8 +40,8 @@ sim-modules:
 	cp -p $(wildcard sim/nvsim/conftest/*.c) $(NVSIM_BUILD_DIR)/conftest/
 	$(KBUILD_MAKE) M=$(NVSIM_BUILD_DIR) NVSIM_STANDIN=$(NVSIM_STANDIN) \
 		NVSIM_WERROR=$(NVSIM_WERROR) modules
-	@sim/file-graph.sh -q $(NVSIM_BUILD_DIR)/nvsim.mod || { echo \
-		"sim: nvsim's files call each other in a circle (sim/file-graph.sh)" >&2; \
+	@scripts/file-graph.sh -q $(NVSIM_BUILD_DIR)/nvsim.mod || { echo \
+		"sim: nvsim's files call each other in a circle (scripts/file-graph.sh)" >&2; \
 		exit 1; }
 	@echo "sim: built $(NVSIM_KO)"
 
@@ -60,8 +60,8 @@ $(SIM_SHIM_DIR)/%.o: sim/libcuda/%.c
 	$(CC) $(SIM_CFLAGS) -fPIC -MMD -MP -c -o $@ $<
 
 $(SIM_SHIM): $(SIM_SHIM_OBJS) $(SIM_SHIM_MAP)
-	@sim/file-graph.sh -q $(SIM_SHIM_OBJS) || { echo \
-		"sim: the shim's files call each other in a circle (sim/file-graph.sh)" >&2; \
+	@scripts/file-graph.sh -q $(SIM_SHIM_OBJS) || { echo \
+		"sim: the shim's files call each other in a circle (scripts/file-graph.sh)" >&2; \
 		exit 1; }
 	$(CC) $(SANFLAGS) -shared -Wl,-soname,libcuda.so.1 -Wl,-z,defs \
 		-Wl,--version-script=$(SIM_SHIM_MAP) -o $@ $(SIM_SHIM_OBJS) \

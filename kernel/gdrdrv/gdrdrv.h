@@ -221,6 +221,8 @@ int gdrdrv_unpin(struct gdrdrv_file *f, u64 handle);
 void gdrdrv_unpin_all(struct gdrdrv_file *f, bool owner);
 void gdrdrv_forget_stuck(struct gdrdrv_file *f);
 void gdrdrv_pin_exit(void);
+
+/* region.c */
 struct gdrdrv_region *gdrdrv_region_lookup(struct gdrdrv_file *f, u64 handle);
 void gdrdrv_region_get(struct gdrdrv_region *r);
 void gdrdrv_region_put(struct gdrdrv_region *r);

@@ -80,35 +80,6 @@ atomic_t gdrdrv_pin_count = ATOMIC_INIT(0);
 
 static DECLARE_RWSEM(gdrdrv_pin_gate);
 
-static void gdrdrv_region_release(struct kref *ref)
-{
-	struct gdrdrv_region *r = container_of(ref, struct gdrdrv_region, ref);
-
-	WARN_ON(r->pt);
-	WARN_ON(r->wc_runs);
-	mutex_destroy(&r->lock);
-	kfree(r);
-}
-
-void gdrdrv_region_get(struct gdrdrv_region *r)
-{
-	kref_get(&r->ref);
-}
-
-void gdrdrv_region_put(struct gdrdrv_region *r)
-{
-	kref_put(&r->ref, gdrdrv_region_release);
-}
-
-struct gdrdrv_region *gdrdrv_region_lookup(struct gdrdrv_file *f, u64 handle)
-{
-	lockdep_assert_held(&f->lock);
-
-	if (handle >= GDRDRV_HANDLE_LIMIT)
-		return NULL;
-	return xa_load(&f->regions, (unsigned long)handle);
-}
-
 /* Cycles spent in get_pages, as GDRCopy reports them (x86 only). */
 static u64 gdrdrv_cycles(void)
 {

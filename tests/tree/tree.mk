@@ -1,7 +1,7 @@
 # The tree's shape (tests/tree/), from its sources and the objects the
 # build made: no two files of the library, of the gdrmap command or of
 # the simulator's libcuda call each other in a loop (nvsim's build checks
-# its own files: sim/file-graph.sh); no source file of the product or the simulator
+# its own files: scripts/file-graph.sh); no source file of the product or the simulator
 # past 600 lines unless tests/tree/long-files says why; no citation of a
 # document outside the tree, nor of an issue number in the code.
 
