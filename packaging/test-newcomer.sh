@@ -98,7 +98,7 @@ hasnt() { ! grep -q -- "$2" "$work/$1.out" || { bad "$1: '$2' in: $(grep -m3 -- 
 step "README: make demo on a machine without make (then apt-get install make)"
 block2=$(awk '$0 == "## The two commands" { f = 1; next } f && /^```sh/ { b = 1; next }
 	b && /^```/ { exit } b' "$top/README.md" | sed 's/[[:space:]]*#.*//' | grep . | tr '\n' ';')
-expect "README's two commands are make demo and make check ($block2)" [ "$block2" = "make demo;make check;" ]
+expect "README's two commands are make demo and make check-all ($block2)" [ "$block2" = "make demo;make check-all;" ]
 expect "README says to install make first" grep -qF 'apt-get install make' "$top/README.md"
 in_root nomake "make demo"
 expect "make demo without make fails at once (exit $rc)" [ $rc != 0 ]
