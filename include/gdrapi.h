@@ -300,6 +300,63 @@ int gdrmap_mem_alloc(int device, size_t size, unsigned long *dptr);
 int gdrmap_mem_free(unsigned long dptr);
 
 /*
+ * gdrmap extensions: copies that take the fastest path for their size.
+ * Same arguments, rules and errors as gdr_copy_to/from_mapping (which
+ * stay CPU copies, as in GDRCopy), but each copy is served by whichever of
+ * these is fastest on this machine for its size and direction:
+ *
+ *   GDRMAP_COPY_PATH_MAPPING  the CPU through the mapping (gdr_copy_*);
+ *   GDRMAP_COPY_PATH_THREADS  reads only: the CPU through the mapping,
+ *                             split across the caller and helper threads
+ *                             (a core reads the mapping at about 1 GB/s);
+ *   GDRMAP_COPY_PATH_DMA      the GPU's copy engine, on a private
+ *                             non-blocking stream of the memory's own
+ *                             context (never ordered behind the
+ *                             application's work), waited for.
+ *
+ * The choice is measured, not configured: the first few copies of each
+ * size class (powers of two) on each device, mapping type and direction
+ * time every path, then the fastest serves from then on; sizes that the
+ * mapping serves faster than the copy engine ever could take no timing
+ * at all.  A copy is complete and visible when the call returns, whatever
+ * the path.  Copy-only pins always use DMA.  The DMA path is used only
+ * while the memory under the pin is the one pinned (its CUDA buffer ID),
+ * so a pin whose memory was freed is served through the mapping.
+ * GDRMAP_COPY_PATH=mapping|threads|dma forces one path where it can serve.
+ */
+#define GDRMAP_COPY_PATH_AUTO		0
+#define GDRMAP_COPY_PATH_MAPPING	1
+#define GDRMAP_COPY_PATH_THREADS	2
+#define GDRMAP_COPY_PATH_DMA		3
+
+int gdrmap_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr,
+			   const void *h_ptr, size_t size);
+int gdrmap_copy_from_mapping(gdr_mh_t handle, void *h_ptr,
+			     const void *map_d_ptr, size_t size);
+
+/*
+ * As those, by one path named by the caller (GDRMAP_COPY_PATH_*; AUTO is
+ * what gdrmap_copy_* do): for benchmarks and tests.  EOPNOTSUPP, with
+ * nothing copied, when that path cannot serve this handle (THREADS for a
+ * write or in a process allowed one CPU, DMA without CUDA, MAPPING or
+ * THREADS on a copy-only pin).
+ */
+int gdrmap_copy_to_mapping_via(gdr_mh_t handle, void *map_d_ptr,
+			       const void *h_ptr, size_t size, int path);
+int gdrmap_copy_from_mapping_via(gdr_mh_t handle, void *h_ptr,
+				 const void *map_d_ptr, size_t size, int path);
+
+/*
+ * The path gdrmap_copy_to_mapping (to_mapping 1) or
+ * gdrmap_copy_from_mapping (0) takes now for size bytes of handle's
+ * memory: GDRMAP_COPY_PATH_MAPPING, _THREADS or _DMA, or
+ * GDRMAP_COPY_PATH_AUTO while that size class is still being measured.
+ * EINVAL if the handle is not mapped.
+ */
+int gdrmap_copy_path(gdr_mh_t handle, int to_mapping, size_t size,
+		     int *path);
+
+/*
  * gdrmap extension: the explanation of the most recent failure of a call
  * into this library made by the calling thread (what went wrong and how to
  * fix it: the text GDRCOPY_ENABLE_LOGGING would print), or "" if none has
