@@ -10,7 +10,7 @@ import weakref
 from ctypes import (byref, c_char, c_size_t, c_uint32, c_uint64, c_ulong,
                     c_void_p)
 
-from . import _lib
+from . import _helper, _lib
 from ._buffer import HostBuffer
 from ._source import _index, resolve
 from .errors import GdrmapError
@@ -54,7 +54,9 @@ class _Pin:
     Copies that release the GIL count themselves in ``users`` (under
     ``cond``); close waits for them before unmapping.  Copies that keep
     the GIL go through ``hbox``, the handle, which close zeroes first:
-    the library refuses handle 0, so no copy reaches an unmapped page."""
+    the library refuses handle 0, so no copy reaches an unmapped page.
+    Flags through the compiled helper go through ``window``, which close
+    closes first, with the GIL held: it refuses from then on."""
 
     def __init__(self, lib, gdr, src):
         self.lib, self.gdr, self.src = lib, gdr, src
@@ -64,6 +66,7 @@ class _Pin:
         self.cond = threading.Condition(threading.Lock())
         self.users = 0
         self.closed = None		# why it is closed, once it is
+        self.window = None		# the helper's Window (_helper.py)
 
     def open(self):
         lib, src = self.lib, self.src
@@ -88,6 +91,7 @@ class _Pin:
             self._release()
             raise exc
         # Mapped, with no mapping type: a copy-only pin (gdrapi(3)).
+        self.type_code = info.mapping_type
         self.mapping_type = "copy-only" if info.mapping_type == 0 else \
             lib.mapping_type_name(info.mapping_type)
         self.cpu = self.va + (src.ptr - info.va)
@@ -113,6 +117,8 @@ class _Pin:
                 return
             self.closed = "the Mapping is closed"
             self.hbox.value = 0
+            if self.window is not None:
+                self.window.close()
             while self.users:
                 self.cond.wait()
         _lib.unregister(self)
@@ -130,6 +136,8 @@ class _Pin:
         """Drop the pin without a library call (after fork)."""
         self.closed = why
         self.hbox.value = 0
+        if self.window is not None:
+            self.window.close()
 
 
 class Mapping:
@@ -180,6 +188,18 @@ class Mapping:
         self._finalizer = weakref.finalize(self, pin.close, True)
         # _lib's exit handler closes what is open, in the right order.
         self._finalizer.atexit = False
+        # With the compiled helper, the flag methods of this Mapping are
+        # its Window's (instance attributes before the class's methods):
+        # one C call that checks and accesses; what it does not serve it
+        # hands to the class's methods below (ctypes), which also raise
+        # every error.  Those stay reachable as Mapping.load_u64(m, off).
+        win = _helper.window(self, pin, (
+            Mapping.load_u32, Mapping.load_u64, Mapping.store_u32,
+            Mapping.store_u64))
+        if win is not None:
+            pin.window = win
+            self.load_u32, self.load_u64 = win.load_u32, win.load_u64
+            self.store_u32, self.store_u64 = win.store_u32, win.store_u64
 
     # -- what it is --------------------------------------------------------
 
@@ -396,6 +416,12 @@ class Mapping:
             self._failed(err, "gdrmap_copy_path")
         return _lib.COPY_PATH_NAMES.get(code.value,
                                         "unknown (%d)" % code.value)
+
+    @property
+    def fast_flags(self):
+        """True if load_*/store_* go through the compiled helper
+        (gdrmap._fastflag), False if through ctypes."""
+        return self._pin.window is not None
 
     # The flag and counter helpers (made by _loader and _storer below):
     # one library call each, the GIL kept, arguments as ready-made ctypes
