@@ -51,6 +51,15 @@ def _from_file(path):
     return module
 
 
+def _find(where):
+    """The helper in directory where that this Python can load, or None."""
+    for suffix in _usable_suffixes():
+        path = os.path.join(where, "_fastflag" + suffix)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 def _tree_helper():
     """The helper `make` built in the gdrmap tree this package runs from,
     or None."""
@@ -58,12 +67,7 @@ def _tree_helper():
         os.path.abspath(__file__))))
     if not os.path.isfile(os.path.join(top, "include", "gdrapi.h")):
         return None
-    where = os.path.join(top, "build", "python", "gdrmap")
-    for suffix in _usable_suffixes():
-        path = os.path.join(where, "_fastflag" + suffix)
-        if os.path.isfile(path):
-            return path
-    return None
+    return _find(os.path.join(top, "build", "python", "gdrmap"))
 
 
 def _load():
@@ -78,17 +82,13 @@ def _load():
                 errno.ENOENT, "%s=%s cannot be used: %s: set it to the path "
                 "of gdrmap's _fastflag helper, to 0 for none, or unset it"
                 % (ENV, env, e), "load") from None
-    try:
-        from . import _fastflag
-        return _fastflag, os.path.realpath(_fastflag.__file__)
-    except ImportError:
-        pass
-    path = _tree_helper()
-    if path:
-        try:
-            return _from_file(path), os.path.realpath(path)
-        except (ImportError, OSError):
-            pass		# built for another Python: ctypes then
+    for path in (_find(os.path.dirname(os.path.abspath(__file__))),
+                 _tree_helper()):
+        if path:
+            try:
+                return _from_file(path), os.path.realpath(path)
+            except (ImportError, OSError):
+                pass		# built for another Python: ctypes then
     return None, None
 
 
