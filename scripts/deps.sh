@@ -30,12 +30,12 @@ check_pkgs="make gcc g++ clang libclang-rt-14-dev binutils gcc-aarch64-linux-gnu
 # tests use (mmdebstrap, also for the chroots of the kernel matrix's other
 # suites); the kernel headers gdrdrv is built against (Debian 12's 6.1 and
 # 6.12; the VM tests fetch their own); the Python package's Debian
-# packaging (dh-python, pybuild).
+# packaging (dh-python, pybuild, the headers of every Python version).
 all_pkgs="$check_pkgs
 	qemu-system-x86 qemu-system-arm busybox-static cpio gzip kmod apt dpkg dpkg-dev
 	libc-bin libelf1 libssl3 pahole debhelper dkms mmdebstrap
 	linux-headers-amd64 linux-headers-6.12-amd64
-	dh-python pybuild-plugin-pyproject python3-all"
+	dh-python pybuild-plugin-pyproject python3-all python3-all-dev"
 
 list=
 pkgs=$all_pkgs what="make check-all"
