@@ -140,10 +140,42 @@ static void *helper(void *arg)
 	return NULL;
 }
 
-static int wanted_helpers(void)
+/* The CPUs the process could use when the library was loaded. */
+static cpu_set_t at_load;
+static int at_load_known;
+
+__attribute__((constructor)) static void record_cpus(void)
+{
+	at_load_known = !sched_getaffinity(0, sizeof(at_load), &at_load);
+}
+
+/*
+ * Where helpers may run: the calling thread's CPUs; but a thread pinned
+ * to one CPU after start (a benchmark's measuring thread) lends them the
+ * other CPUs the process had when the library was loaded.  A process
+ * bound to one CPU from the start (an MPI rank bound to a core) has none.
+ */
+static void helper_cpus(cpu_set_t *set)
+{
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(*set), set)) {
+		CPU_ZERO(set);
+		return;
+	}
+	if (CPU_COUNT(set) != 1 || !at_load_known)
+		return;
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, set); cpu++)
+		;
+	*set = at_load;
+	CPU_CLR(cpu, set);
+	if (!CPU_COUNT(set))
+		CPU_SET(cpu, set);
+}
+
+static int wanted_helpers(const cpu_set_t *set)
 {
 	const char *v = getenv("GDRMAP_COPY_THREADS");
-	cpu_set_t set;
 	int cpus;
 
 	if (v && *v) {
@@ -157,19 +189,25 @@ static int wanted_helpers(void)
 			return (int)n;
 		}
 	}
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 0;
-	cpus = CPU_COUNT(&set);
-	return cpus - 1 < DEFAULT_HELPERS ? cpus - 1 : DEFAULT_HELPERS;
+	/* The caller reads too, on one of them unless they were lent. */
+	cpus = CPU_COUNT(set);
+	if (cpus && CPU_ISSET(sched_getcpu(), set))
+		cpus--;
+	return cpus < DEFAULT_HELPERS ? cpus : DEFAULT_HELPERS;
 }
 
 static void start_helpers(void)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
-	int want = wanted_helpers(), i;
+	cpu_set_t cpus;
+	int want, i;
 
+	helper_cpus(&cpus);
+	want = wanted_helpers(&cpus);
 	pthread_attr_init(&attr);
+	if (CPU_COUNT(&cpus))
+		pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 << 10);
 	/* Signals are the application's business: never deliver them to a
