@@ -52,6 +52,7 @@ static struct {
 	int helpers;
 	_Atomic uint32_t seq;	/* the read in progress; the futex word */
 	_Atomic int sleepers;
+	_Atomic int awake;	/* helpers not asleep on the futex */
 	_Atomic uint32_t nparts;
 	_Atomic uint32_t done;
 	struct part parts[MAX_HELPERS + 1];
@@ -114,6 +115,7 @@ static uint32_t wait_read(uint32_t last)
 			cpu_relax();
 		}
 	} while (now_ns() - t0 < SPIN_NS);
+	atomic_fetch_sub(&pool.awake, 1);
 	for (;;) {
 		/* Announced before the check, which the reader's seq_cst
 		 * store and load pair with: no wake-up is lost. */
@@ -123,8 +125,10 @@ static uint32_t wait_read(uint32_t last)
 				NULL, NULL, 0);
 		atomic_fetch_sub(&pool.sleepers, 1);
 		s = atomic_load_explicit(&pool.seq, memory_order_acquire);
-		if (s != last)
+		if (s != last) {
+			atomic_fetch_add(&pool.awake, 1);
 			return s;
+		}
 	}
 }
 
@@ -133,6 +137,7 @@ static void *helper(void *arg)
 	uint32_t me = (uint32_t)(uintptr_t)arg;
 	uint32_t last = atomic_load(&pool.seq);
 
+	atomic_fetch_add(&pool.awake, 1);
 	for (;;) {
 		last = wait_read(last);
 		run_parts(last, me);
@@ -290,6 +295,27 @@ int gdr_threads_read(gdr_read_fn fn, void *host_dst, const void *map_src,
 	return 0;
 }
 
+void gdr_threads_warm(void)
+{
+	uint64_t t0;
+	uint32_t seq;
+
+	if (!gdr_threads_helpers() || pthread_mutex_trylock(&pool.busy))
+		return;
+	/* A read of nothing: it wakes whoever sleeps. */
+	seq = atomic_load_explicit(&pool.seq, memory_order_relaxed) + 1;
+	atomic_store_explicit(&pool.nparts, 0, memory_order_relaxed);
+	atomic_store(&pool.seq, seq);
+	if (atomic_load(&pool.sleepers))
+		syscall(SYS_futex, &pool.seq, FUTEX_WAKE_PRIVATE, INT_MAX,
+			NULL, NULL, 0);
+	t0 = now_ns();
+	while (atomic_load(&pool.awake) < pool.helpers &&
+	       now_ns() - t0 < 2000000)
+		cpu_relax();
+	pthread_mutex_unlock(&pool.busy);
+}
+
 void gdr_threads_fork_child(void)
 {
 	/* The helpers did not come along; the child starts its own if it
@@ -299,4 +325,5 @@ void gdr_threads_fork_child(void)
 	pool.started = 0;
 	pool.helpers = 0;
 	atomic_store(&pool.sleepers, 0);
+	atomic_store(&pool.awake, 0);
 }
