@@ -5,10 +5,13 @@
 #   one plot per file, OUTDIR/<file name>.png and .svg (default: next to
 #   the file), chosen by the file's "command":
 #     copylat  latency per size, log-log: the mapping (gdr_copy_to/from_
-#              mapping) against cuMemcpyHtoD/DtoH, p50 lines, p0-p99 bars
+#              mapping) against cuMemcpyHtoD/DtoH and gdrmap_copy_* (the
+#              fastest path), p50 lines, p0-p99 bars; a run with --paths
+#              also gives <file name>-paths.*: p50 of each forced path
 #     pplat    round-trip p0/p50/p99 per signal path
 #     apiperf  p50 of pin/map/get_info/unmap/unpin, p0-p99 bars, log scale
-#     copybw   GB/s each way, mapping against cuMemcpy; several copybw
+#     copybw   GB/s each way, mapping against cuMemcpy (and gdrmap_copy_*
+#              where the run has it); several copybw
 #              files (e.g. -t 1, 2, 4, 8) also give OUTDIR/copybw-threads.*
 # Figures taken on a simulated GPU are titled as such.
 #
@@ -23,7 +26,7 @@ outdir=
 while getopts "o:h" opt; do
 	case $opt in
 	o) outdir=$OPTARG ;;
-	h) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	h) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "usage: $0 [-o OUTDIR] FILE.json..." ;;
 	esac
 done
@@ -69,19 +72,45 @@ render() {
 plot_copylat() {
 	f=$1 base=$2
 	n=$(q "$f" .results#)
+	# Runs before gdrmap_copy_* was timed have no such member.
+	calls=$(q "$f" .gdrmap_copy 2>/dev/null || echo false)
+	paths=$(q "$f" .paths 2>/dev/null || echo false)
 	i=0
 	: >"$tmp/lat.dat"
+	: >"$tmp/paths.dat"
 	while [ $i -lt "$n" ]; do
 		r=".results[$i]"
 		if [ "$(q "$f" $r.verified)" = true ]; then
 			line=$(q "$f" $r.size)
-			for m in gdr_copy_to_mapping cuMemcpyHtoD gdr_copy_from_mapping cuMemcpyDtoH; do
+			ms="gdr_copy_to_mapping cuMemcpyHtoD gdr_copy_from_mapping cuMemcpyDtoH"
+			[ "$calls" = true ] &&
+				ms="$ms gdrmap_copy_to_mapping gdrmap_copy_from_mapping"
+			for m in $ms; do
 				line="$line $(q "$f" $r.$m.p0 $r.$m.p50 $r.$m.p99 | tr '\n' ' ')"
 			done
 			echo "$line" >>"$tmp/lat.dat"
 		fi
+		if [ "$paths" = true ] && [ "$(q "$f" $r.verified)" = true ]; then
+			# An n/a path is null: gnuplot leaves it out.
+			line="$(q "$f" $r.size) $(q "$f" $r.gdrmap_copy_to_mapping.p50)"
+			for d in write read; do
+				[ $d = read ] && line="$line $(q "$f" $r.gdrmap_copy_from_mapping.p50)"
+				for p in mapping threads dma; do
+					v=$(q "$f" $r.$d.paths.$p)
+					[ "$v" = null ] || v=$(q "$f" $r.$d.paths.$p.p50)
+					line="$line $v"
+				done
+			done
+			echo "$line" >>"$tmp/paths.dat"
+		fi
 		i=$((i + 1))
 	done
+	more=
+	if [ "$calls" = true ]; then
+		more=", \\
+     '' u 1:15:14:16 w yerrorlines lw 2 pt 13 ps 0.6 t 'write: gdrmap_copy_to_mapping', \\
+     '' u 1:18:17:19 w yerrorlines lw 2 pt 15 ps 0.6 t 'read: gdrmap_copy_from_mapping'"
+	fi
 	cat >"$tmp/lat.gp" <<GP
 set title "$(title "$f" "copy latency")"
 set logscale xy
@@ -94,9 +123,28 @@ set xrange [*:*]
 plot '$tmp/lat.dat' u 1:3:2:4 w yerrorlines lw 2 pt 7 ps 0.6 t 'write: gdr_copy_to_mapping', \
      '' u 1:6:5:7 w yerrorlines lw 2 pt 5 ps 0.6 t 'write: cuMemcpyHtoD', \
      '' u 1:9:8:10 w yerrorlines lw 2 pt 9 ps 0.6 t 'read: gdr_copy_from_mapping', \
-     '' u 1:12:11:13 w yerrorlines lw 2 pt 11 ps 0.6 t 'read: cuMemcpyDtoH'
+     '' u 1:12:11:13 w yerrorlines lw 2 pt 11 ps 0.6 t 'read: cuMemcpyDtoH'$more
 GP
 	render "$tmp/lat.gp" "$base"
+	[ -s "$tmp/paths.dat" ] || return 0
+	cat >"$tmp/paths.gp" <<GP
+set title "$(title "$f" "gdrmap_copy_* against each path forced, p50")"
+set logscale xy
+set xlabel "copy size (bytes)"
+set ylabel "latency of one call (ns), p50"
+set format x "%.0s%cB"
+set datafile missing "null"
+set grid
+set key top left
+plot '$tmp/paths.dat' u 1:2 w linespoints lw 3 pt 7 ps 0.6 t 'write: gdrmap_copy_to_mapping', \
+     '' u 1:3 w linespoints lw 1 dt 2 pt 5 ps 0.5 t 'write: mapping', \
+     '' u 1:5 w linespoints lw 1 dt 2 pt 9 ps 0.5 t 'write: dma', \
+     '' u 1:6 w linespoints lw 3 pt 7 ps 0.6 t 'read: gdrmap_copy_from_mapping', \
+     '' u 1:7 w linespoints lw 1 dt 3 pt 5 ps 0.5 t 'read: mapping', \
+     '' u 1:8 w linespoints lw 1 dt 3 pt 11 ps 0.5 t 'read: threads', \
+     '' u 1:9 w linespoints lw 1 dt 3 pt 9 ps 0.5 t 'read: dma'
+GP
+	render "$tmp/paths.gp" "$base-paths"
 }
 
 plot_pplat() {
@@ -145,9 +193,18 @@ GP
 
 plot_copybw() {
 	f=$1 base=$2
+	calls=$(q "$f" .gdrmap_copy 2>/dev/null || echo false)
+	w=".write.gdr_copy_to_mapping.gbps .write.cuMemcpyHtoD.gbps"
+	r=".read.gdr_copy_from_mapping.gbps .read.cuMemcpyDtoH.gbps"
+	more=
+	if [ "$calls" = true ]; then
+		w="$w .write.gdrmap_copy_to_mapping.gbps"
+		r="$r .read.gdrmap_copy_from_mapping.gbps"
+		more=", '' u 4 t 'gdrmap_copy_* (fastest path)'"
+	fi
 	{
-		echo "write $(q "$f" .write.gdr_copy_to_mapping.gbps .write.cuMemcpyHtoD.gbps | tr '\n' ' ')"
-		echo "read $(q "$f" .read.gdr_copy_from_mapping.gbps .read.cuMemcpyDtoH.gbps | tr '\n' ' ')"
+		echo "write $(q "$f" $w | tr '\n' ' ')"
+		echo "read $(q "$f" $r | tr '\n' ' ')"
 	} >"$tmp/bw.dat"
 	cat >"$tmp/bw.gp" <<GP
 set title "$(title "$f" "bandwidth, $(q "$f" .copy_size) bytes, $(q "$f" .threads) thread(s)")"
@@ -157,7 +214,7 @@ set style fill solid 0.8 border -1
 set ylabel "GB/s (from the median copy)"
 set yrange [0:*]
 set grid ytics
-plot '$tmp/bw.dat' u 2:xtic(1) t 'mapping (gdr_copy_*)', '' u 3 t 'cuMemcpy'
+plot '$tmp/bw.dat' u 2:xtic(1) t 'mapping (gdr_copy_*)', '' u 3 t 'cuMemcpy'$more
 GP
 	render "$tmp/bw.gp" "$base"
 }

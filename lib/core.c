@@ -379,6 +379,9 @@ static int map_region(gdr_t g, struct gdr_region *r, gdr_mh_t handle,
 	}
 mapped:
 	r->map_type = got;
+	/* gdrmap_copy_*'s measurements are per mapping type. */
+	atomic_store_explicit(&r->tune[0], NULL, memory_order_relaxed);
+	atomic_store_explicit(&r->tune[1], NULL, memory_order_relaxed);
 	atomic_store_explicit(&r->map_va, (uintptr_t)p, memory_order_relaxed);
 	atomic_store_explicit(&r->map_len, len, memory_order_relaxed);
 	atomic_store_explicit(&r->copy, copy, memory_order_relaxed);
@@ -436,31 +439,8 @@ GDR_API int gdr_unmap(gdr_t g, gdr_mh_t handle, void *va, size_t size)
 	return err;
 }
 
-/*
- * The copy functions take no lock: the handle is checked inline with a few
- * atomic loads (internal.h), then the routine chosen at map time runs.
- * Explaining a refusal is kept out of line.
- */
-static inline struct gdr_region *copy_lookup(gdr_mh_t handle,
-					     const void *map_ptr, size_t size,
-					     uint64_t *state, uintptr_t *base)
-{
-	uintptr_t p = (uintptr_t)map_ptr;
-	struct gdr_region *r;
-	size_t len;
-
-	r = gdr_region_peek(handle, state);
-	if (!r || !(*state & REGION_MAPPED))
-		return NULL;
-	*base = atomic_load_explicit(&r->map_va, memory_order_relaxed);
-	len = atomic_load_explicit(&r->map_len, memory_order_relaxed);
-	if (p < *base || p - *base > len || size > len - (p - *base))
-		return NULL;
-	return r;
-}
-
 __attribute__((cold, noinline))
-static int copy_refused(gdr_mh_t handle, const void *map_ptr, size_t size,
+int gdr_copy_refused(gdr_mh_t handle, const void *map_ptr, size_t size,
 			const void *host, const char *caller)
 {
 	struct gdr_region *r;
@@ -495,9 +475,9 @@ GDR_API int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr,
 
 	if (!size)
 		return 0;
-	r = copy_lookup(handle, map_d_ptr, size, &s, &base);
+	r = gdr_copy_lookup(handle, map_d_ptr, size, &s, &base);
 	if (__builtin_expect(!r || !h_ptr, 0))
-		return copy_refused(handle, map_d_ptr, size, h_ptr, __func__);
+		return gdr_copy_refused(handle, map_d_ptr, size, h_ptr, __func__);
 	if (__builtin_expect(s & REGION_COPY_ONLY, 0))
 		return gdr_copy_only_to_mapping(r, base, map_d_ptr, h_ptr,
 						size);
@@ -515,9 +495,9 @@ GDR_API int gdr_copy_from_mapping(gdr_mh_t handle, void *h_ptr,
 
 	if (!size)
 		return 0;
-	r = copy_lookup(handle, map_d_ptr, size, &s, &base);
+	r = gdr_copy_lookup(handle, map_d_ptr, size, &s, &base);
 	if (__builtin_expect(!r || !h_ptr, 0))
-		return copy_refused(handle, map_d_ptr, size, h_ptr, __func__);
+		return gdr_copy_refused(handle, map_d_ptr, size, h_ptr, __func__);
 	if (__builtin_expect(s & REGION_COPY_ONLY, 0))
 		return gdr_copy_only_from_mapping(r, base, h_ptr, map_d_ptr,
 						  size);

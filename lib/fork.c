@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "copy_threads.h"
 #include "internal.h"
 #include "log.h"
 
@@ -22,6 +23,7 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static void fork_child(void)
 {
 	gdr_handles_fork_child();
+	gdr_threads_fork_child();
 	atomic_fetch_add_explicit(&gdr_fork_gen, 1, memory_order_relaxed);
 }
 

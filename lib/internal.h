@@ -14,6 +14,7 @@
 #define GDR_API __attribute__((visibility("default")))
 
 struct gdr_copy_impl;
+struct gdr_tune;
 
 /*
  * A mapping type's name, as gdr_get_mapping_type_string() gives it, or
@@ -90,6 +91,11 @@ struct gdr_region {
 	unsigned long long buffer_id;
 	/* What serves this pin: &owner->ops, or the copy-only table. */
 	const struct gdr_backend *ops;
+	/* gdrmap_copy_*: the measurements for this mapping, [to_mapping]
+	 * (NULL until the first such copy), and the buffer ID that DMA
+	 * checks the memory against (0: not yet looked up, ~0: none). */
+	_Atomic(struct gdr_tune *) tune[2];
+	_Atomic unsigned long long dma_id;
 };
 
 /*
@@ -180,5 +186,33 @@ struct gdr_info_v1 {
  */
 int gdr_cuda_explain_pin(uint64_t addr, uint64_t size, char *buf,
 			 size_t len);
+
+/*
+ * The copy functions take no lock: the handle is checked inline with a few
+ * atomic loads, then the routine chosen at map time runs.
+ * Explaining a refusal is kept out of line.
+ */
+static inline struct gdr_region *gdr_copy_lookup(gdr_mh_t handle,
+						 const void *map_ptr,
+						 size_t size, uint64_t *state,
+						 uintptr_t *base)
+{
+	uintptr_t p = (uintptr_t)map_ptr;
+	struct gdr_region *r;
+	size_t len;
+
+	r = gdr_region_peek(handle, state);
+	if (!r || !(*state & REGION_MAPPED))
+		return NULL;
+	*base = atomic_load_explicit(&r->map_va, memory_order_relaxed);
+	len = atomic_load_explicit(&r->map_len, memory_order_relaxed);
+	if (p < *base || p - *base > len || size > len - (p - *base))
+		return NULL;
+	return r;
+}
+
+/* Explain why a copy was refused (the handle, the range or host); EINVAL. */
+int gdr_copy_refused(gdr_mh_t handle, const void *map_ptr, size_t size,
+		     const void *host, const char *caller);
 
 #endif /* GDRMAP_INTERNAL_H */

@@ -2,9 +2,10 @@
 /*
  * gdrmap copybw: bandwidth of one copy size through the mapping, both
  * directions, optionally split over N threads (reads through a BAR gain
- * from several in flight; writes stop gaining at two), with cuMemcpy's in
- * the same run.  The data the timed copies moved is checked afterwards
- * against cuMemcpy.
+ * from several in flight; writes stop gaining at two), with cuMemcpy's and
+ * gdrmap_copy_*'s (the fastest path for the size, its own threads
+ * included) in the same run.  The data the timed copies moved is checked
+ * afterwards against cuMemcpy.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "paths.h"
 #include "session.h"
 #include "stats.h"
 
@@ -132,6 +134,44 @@ static int run_cuda(struct shared *sh, double *v)
 	return 0;
 }
 
+/*
+ * gdrmap_copy_* of the whole copy from this thread, as cuMemcpy's: the
+ * library picks the path (and any threads) for the size; its choice is
+ * made before the timing.  The destination is poisoned first (the
+ * complement of what the copy brings), and checked after: 0, -1 if a call
+ * failed, 1 if the data is wrong.
+ */
+static int run_auto(struct shared *sh, double *v, char *check)
+{
+	const struct tcu *cu = sh->s->cu;
+	CUdeviceptr d = sh->b->base + sh->s->o->offset;
+	bool write = sh->dir == WRITE;
+	double t0;
+	size_t i;
+	long it;
+
+	/* GPU and host hold the same bytes here (cuMemcpy's run). */
+	for (i = 0; i < sh->n; i++)
+		check[i] = (char)~sh->host[i];
+	if (!write)
+		memcpy(sh->host, check, sh->n);
+	else if (cu->MemcpyHtoD(d, check, sh->n) != CUDA_SUCCESS ||
+		 cu->CtxSynchronize() != CUDA_SUCCESS)
+		return -1;	/* pageable: synchronized to have landed */
+	if (path_settle(sh->b->mh, write, sh->dev, sh->host, sh->n))
+		return -1;
+	for (it = 0; it < sh->iters; it++) {
+		t0 = now_ns();
+		if (path_copy(sh->b->mh, write, GDRMAP_COPY_PATH_AUTO, sh->dev,
+			      sh->host, sh->n))
+			return -1;
+		v[it] = now_ns() - t0;
+	}
+	if (cu->MemcpyDtoH(check, d, sh->n) != CUDA_SUCCESS)
+		return -1;
+	return memcmp(check, sh->host, sh->n) ? 1 : 0;
+}
+
 struct result {
 	struct stats st;
 	double gbps;		/* from the median time */
@@ -163,10 +203,115 @@ static void fill(char *p, size_t n, unsigned int seed)
 		p[i] = (char)(rand_r(&seed) >> 5);
 }
 
+/* What a run measured, per direction: [dir][0 gdr, 1 cuda, 2 gdrmap]. */
+struct bw_run {
+	struct result res[2][3];
+	bool ok[2];
+	bool calls;		/* gdrmap_copy_* timed */
+	int chosen[2];		/* the path it took */
+};
+
+static const char *const gdr_keys[2] = { "gdr_copy_to_mapping",
+					 "gdr_copy_from_mapping" };
+static const char *const cuda_keys[2] = { "cuMemcpyHtoD", "cuMemcpyDtoH" };
+static const char *const gdrmap_keys[2] = { "gdrmap_copy_to_mapping",
+					    "gdrmap_copy_from_mapping" };
+
+static void report_json(const struct session *s, const struct gpubuf *b,
+			const struct bw_run *r)
+{
+	const struct opts *o = s->o;
+	struct json j;
+	int d;
+
+	json_init(&j, stdout);
+	json_obj_begin(&j, NULL);
+	session_json_header(&j, s, b);
+	json_str(&j, "unit", "GB/s");
+	json_int(&j, "size", (long long)o->size);
+	json_int(&j, "copy_size", (long long)o->copy_size);
+	json_int(&j, "offset", (long long)o->offset);
+	json_int(&j, "threads", o->threads);
+	json_bool(&j, "gdrmap_copy", r->calls);
+	for (d = WRITE; d <= READ; d++) {
+		json_obj_begin(&j, d == WRITE ? "write" : "read");
+		json_int(&j, "iters", d == WRITE ? o->w_iters : o->r_iters);
+		json_bool(&j, "verified", r->ok[d]);
+		result_json(&j, gdr_keys[d], &r->res[d][0]);
+		result_json(&j, cuda_keys[d], &r->res[d][1]);
+		if (r->calls) {
+			result_json(&j, gdrmap_keys[d], &r->res[d][2]);
+			json_str(&j, "path", path_chosen_name(r->chosen[d]));
+		} else {
+			json_null(&j, gdrmap_keys[d]);
+			json_null(&j, "path");
+		}
+		json_obj_end(&j);
+	}
+	json_bool(&j, "verified", r->ok[WRITE] && r->ok[READ]);
+	json_finish(&j);
+}
+
+static void report_text(const struct opts *o, const struct bw_run *r)
+{
+	char c[3][40];
+	int d, m;
+
+	printf("\n%zu bytes at offset %zu, %d thread%s; GB/s from the median (best)\n",
+	       o->copy_size, o->offset, o->threads, o->threads > 1 ? "s" : "");
+	printf("         %-17s  %-26s  %-17s  data\n", "mapping",
+	       "gdrmap_copy (path)", "cuMemcpy");
+	for (d = WRITE; d <= READ; d++) {
+		for (m = 0; m < 3; m++)
+			snprintf(c[m], sizeof(c[m]), "%7.2f (%.2f)",
+				 r->res[d][m].gbps, r->res[d][m].gbps_best);
+		if (r->calls)
+			snprintf(c[2] + strlen(c[2]), sizeof(c[2]) - strlen(c[2]),
+				 " %s", path_chosen_name(r->chosen[d]));
+		else
+			snprintf(c[2], sizeof(c[2]), "      -");
+		printf("  %-5s  %-17s  %-26s  %-17s  %s\n",
+		       d == WRITE ? "write" : "read", c[0], c[2], c[1],
+		       r->ok[d] ? "verified" : "WRONG");
+	}
+	if (r->calls)
+		printf("gdrmap_copy: one call per copy, as cuMemcpy, on the path it took for the size\n");
+}
+
+/* One direction, every method: 0, or an exit code after fail(). */
+static int run_dir(struct shared *sh, struct worker *w, double *v,
+		   char *check, struct bw_run *r)
+{
+	const struct opts *o = sh->s->o;
+	int d = sh->dir, e;
+
+	if (run_gdr(sh, w, v))
+		return fail(o, EXIT_CANNOT, "%s failed", gdr_keys[d]);
+	finish(&r->res[d][0], v, sh->iters, sh->n);
+	/* What the timed copies moved, as cuMemcpy sees it. */
+	if (sh->s->cu->MemcpyDtoH(check, sh->b->base + o->offset, sh->n) !=
+	    CUDA_SUCCESS)
+		return fail(o, EXIT_CANNOT, "cuMemcpyDtoH failed");
+	r->ok[d] = !memcmp(check, sh->host, sh->n);
+	if (run_cuda(sh, v))
+		return fail(o, EXIT_CANNOT, "cuMemcpy failed");
+	finish(&r->res[d][1], v, sh->iters, sh->n);
+	if (!r->calls)
+		return 0;
+	e = run_auto(sh, v, check);
+	if (e < 0)
+		return fail(o, EXIT_CANNOT, "%s failed", gdrmap_keys[d]);
+	if (e)
+		r->ok[d] = false;
+	finish(&r->res[d][2], v, sh->iters, sh->n);
+	r->chosen[d] = path_chosen(sh->b->mh, d == WRITE, sh->n);
+	return 0;
+}
+
 int cmd_copybw(int argc, char **argv)
 {
-	struct result res[2][2];	/* [dir][0 gdr, 1 cuda] */
-	bool ok[2] = { false, false }, pinned = false;
+	struct bw_run r;
+	bool pinned = false;
 	struct worker *w = NULL;
 	struct shared sh;
 	struct session s;
@@ -174,6 +319,7 @@ int cmd_copybw(int argc, char **argv)
 	struct opts o;
 	char *host = NULL, *check = NULL;
 	double *v = NULL;
+	size_t i;
 	long k;
 	int ret, d;
 
@@ -211,77 +357,33 @@ int cmd_copybw(int argc, char **argv)
 	sh.dev = b.cpu + o.offset;
 	sh.n = o.copy_size;
 	sh.threads = o.threads;
+	memset(&r, 0, sizeof(r));
+	r.calls = paths_available();
 	if (!o.json)
 		session_print_header(&s, &b);
 
 	for (d = WRITE; d <= READ; d++) {
 		sh.dir = (enum dir)d;
 		sh.iters = d == WRITE ? o.w_iters : o.r_iters;
+		/* Reads: the GPU holds what the writes left, the host its
+		 * complement, so a byte not read shows. */
 		if (d == WRITE)
 			fill(sh.host, sh.n, 1);
 		else
-			memset(sh.host, 0, sh.n);
-		if (run_gdr(&sh, w, v)) {
-			ret = fail(&o, EXIT_CANNOT, "%s failed",
-				   d == WRITE ? "gdr_copy_to_mapping" :
-						"gdr_copy_from_mapping");
+			for (i = 0; i < sh.n; i++)
+				sh.host[i] = (char)~sh.host[i];
+		ret = run_dir(&sh, w, v, check, &r);
+		if (ret)
 			goto free_all;
-		}
-		finish(&res[d][0], v, sh.iters, sh.n);
-		/* What the timed copies moved, as cuMemcpy sees it. */
-		if (s.cu->MemcpyDtoH(check, b.base + o.offset, sh.n) !=
-		    CUDA_SUCCESS) {
-			ret = fail(&o, EXIT_CANNOT, "cuMemcpyDtoH failed");
-			goto free_all;
-		}
-		ok[d] = !memcmp(check, sh.host, sh.n);
-		if (run_cuda(&sh, v)) {
-			ret = fail(&o, EXIT_CANNOT, "cuMemcpy failed");
-			goto free_all;
-		}
-		finish(&res[d][1], v, sh.iters, sh.n);
 	}
 
-	if (o.json) {
-		struct json j;
-
-		json_init(&j, stdout);
-		json_obj_begin(&j, NULL);
-		session_json_header(&j, &s, &b);
-		json_str(&j, "unit", "GB/s");
-		json_int(&j, "size", (long long)o.size);
-		json_int(&j, "copy_size", (long long)o.copy_size);
-		json_int(&j, "offset", (long long)o.offset);
-		json_int(&j, "threads", o.threads);
-		json_obj_begin(&j, "write");
-		json_int(&j, "iters", o.w_iters);
-		json_bool(&j, "verified", ok[WRITE]);
-		result_json(&j, "gdr_copy_to_mapping", &res[WRITE][0]);
-		result_json(&j, "cuMemcpyHtoD", &res[WRITE][1]);
-		json_obj_end(&j);
-		json_obj_begin(&j, "read");
-		json_int(&j, "iters", o.r_iters);
-		json_bool(&j, "verified", ok[READ]);
-		result_json(&j, "gdr_copy_from_mapping", &res[READ][0]);
-		result_json(&j, "cuMemcpyDtoH", &res[READ][1]);
-		json_obj_end(&j);
-		json_bool(&j, "verified", ok[WRITE] && ok[READ]);
-		json_finish(&j);
-	} else {
-		printf("\n%zu bytes at offset %zu, %d thread%s; GB/s from the median (best)\n",
-		       o.copy_size, o.offset, o.threads, o.threads > 1 ? "s" : "");
-		printf("  write: mapping %7.2f (%.2f)  cuMemcpyHtoD %7.2f (%.2f)  data %s\n",
-		       res[WRITE][0].gbps, res[WRITE][0].gbps_best,
-		       res[WRITE][1].gbps, res[WRITE][1].gbps_best,
-		       ok[WRITE] ? "verified" : "WRONG");
-		printf("  read:  mapping %7.2f (%.2f)  cuMemcpyDtoH %7.2f (%.2f)  data %s\n",
-		       res[READ][0].gbps, res[READ][0].gbps_best,
-		       res[READ][1].gbps, res[READ][1].gbps_best,
-		       ok[READ] ? "verified" : "WRONG");
-	}
-	if (!ok[WRITE] || !ok[READ])
+	if (o.json)
+		report_json(&s, &b, &r);
+	else
+		report_text(&o, &r);
+	if (!r.ok[WRITE] || !r.ok[READ])
 		fprintf(stderr, "gdrmap copybw: the data moved through the mapping differs from what cuMemcpy sees\n");
-	ret = ok[WRITE] && ok[READ] ? EXIT_OK : EXIT_WRONG;
+	ret = r.ok[WRITE] && r.ok[READ] ? EXIT_OK : EXIT_WRONG;
 free_all:
 	free(w);
 	free(v);

@@ -4,7 +4,10 @@
  * size (powers of two), with cuMemcpyHtoD/DtoH from the same pinned host
  * buffer measured in the same run.  Every sample is one call, timed on
  * its own, so the percentiles show the spread a caller sees; each size's
- * data is checked both ways against cuMemcpy before it is timed.
+ * data is checked both ways against cuMemcpy before it is timed.  Beside
+ * them gdrmap_copy_*, which picks the fastest path per size, and with
+ * --paths each of its paths forced: the table that says whether its
+ * choice is right.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,8 @@
 
 #include "cache.h"
 #include "commands.h"
+#include "copylat.h"
+#include "paths.h"
 #include "session.h"
 #include "stats.h"
 
@@ -22,20 +27,6 @@
 #define MIN_SAMPLES	10
 #define MAX_SIZES	64
 
-enum method { TO_MAP, HTOD, FROM_MAP, DTOH, NMETHODS };
-
-static const char *const method_keys[NMETHODS] = {
-	"gdr_copy_to_mapping", "cuMemcpyHtoD",
-	"gdr_copy_from_mapping", "cuMemcpyDtoH",
-};
-
-struct row {
-	size_t size;
-	bool verified;
-	char why[256];
-	struct stats st[NMETHODS];
-};
-
 struct ctx {
 	struct session *s;
 	struct gpubuf *b;
@@ -44,9 +35,13 @@ struct ctx {
 	CUdeviceptr dptr;	/* GPU address at the offset */
 };
 
-/* One call; nonzero if it failed. */
+/* One call; 0, PATH_NA (a path that cannot serve) or nonzero if it
+ * failed. */
 static int one_copy(struct ctx *c, enum method m, size_t n)
 {
+	if (methods[m].path >= 0)
+		return path_copy(c->b->mh, methods[m].write, methods[m].path,
+				 c->dev, c->host, n);
 	switch (m) {
 	case TO_MAP:
 		return gdr_copy_to_mapping(c->b->mh, c->dev, c->host, n);
@@ -63,7 +58,7 @@ static int one_copy(struct ctx *c, enum method m, size_t n)
 
 static size_t samples_for(const struct opts *o, enum method m, size_t n)
 {
-	bool write = m == TO_MAP || m == HTOD;
+	bool write = methods[m].write;
 	size_t want = (size_t)(write ? o->w_iters : o->r_iters);
 	size_t cap = (write ? WRITE_BYTES_CAP : READ_BYTES_CAP) / n;
 
@@ -72,92 +67,104 @@ static size_t samples_for(const struct opts *o, enum method m, size_t n)
 	return want < cap ? want : cap;
 }
 
+/* 0, PATH_NA or -1 (a call failed). */
 static int measure(struct ctx *c, enum method m, size_t n, double *v,
 		   struct stats *st)
 {
 	const struct opts *o = c->s->o;
 	size_t k = samples_for(o, m, n), i;
 	double t0;
+	int e;
 
-	for (i = 0; i < 2 && !o->cold; i++)
-		if (one_copy(c, m, n))
-			return -1;
+	/* gdrmap_copy_* first decides which path serves this size; the
+	 * copies that decide are not what a caller sees from then on.
+	 * Even with --cold: the choice is not a cache effect. */
+	if (methods[m].path == GDRMAP_COPY_PATH_AUTO &&
+	    path_settle(c->b->mh, methods[m].write, c->dev, c->host, n))
+		return -1;
+	for (i = 0; i < 2 && !o->cold; i++) {
+		e = one_copy(c, m, n);
+		if (e)
+			return e == PATH_NA ? PATH_NA : -1;
+	}
 	for (i = 0; i < k; i++) {
 		if (o->cold)
 			flush_range(c->host, n);
 		t0 = now_ns();
-		if (one_copy(c, m, n))
-			return -1;
+		e = one_copy(c, m, n);
+		if (e)
+			return e == PATH_NA ? PATH_NA : -1;
 		v[i] = now_ns() - t0;
 	}
 	stats_compute(st, v, k);
 	return 0;
 }
 
-static void print_table(const struct row *rows, int nrows)
+/*
+ * Check gdrmap_copy_* both ways, and with --paths each forced path (one
+ * that cannot serve is marked n/a, not timed): 0, EXIT_WRONG with why
+ * filled in, or EXIT_CANNOT.
+ */
+static int verify_paths(struct ctx *c, struct row *w, bool forced)
 {
-	static const char *const heads[NMETHODS] = {
-		"to mapping", "cuMemcpyHtoD", "from mapping", "cuMemcpyDtoH",
-	};
-	char a[32], b[32], d[32];
-	int r, m;
+	int m, e;
 
-	printf("\nlatency of one call, p0 / p50 / p99\n%9s", "size");
-	for (m = 0; m < NMETHODS; m++)
-		printf("  %-30s", heads[m]);
-	printf("\n");
-	for (r = 0; r < nrows; r++) {
-		printf("%9zu", rows[r].size);
-		if (!rows[r].verified) {
-			printf("  WRONG DATA: %s\n", rows[r].why);
-			continue;
-		}
-		for (m = 0; m < NMETHODS; m++) {
-			char cell[40];
-
-			snprintf(cell, sizeof(cell), "%s / %s / %s",
-				 fmt_ns(rows[r].st[m].p0, a, sizeof(a)),
-				 fmt_ns(rows[r].st[m].p50, b, sizeof(b)),
-				 fmt_ns(rows[r].st[m].p99, d, sizeof(d)));
-			printf("  %-30s", cell);
-		}
-		printf("\n");
+	for (m = TO_AUTO; m < (forced ? NMETHODS : TO_VIA_MAP); m++) {
+		e = path_verify(c->s, c->b, c->s->o->offset, w->size,
+				methods[m].write, methods[m].path, w->why,
+				sizeof(w->why));
+		if (e == PATH_NA)
+			w->na |= 1u << m;
+		else if (e)
+			return e;
 	}
+	return 0;
 }
 
-static void print_json(const struct session *s, const struct gpubuf *b,
-		       const struct row *rows, int nrows, bool all_ok)
+/* Time every method of a verified row; 0 or EXIT_CANNOT. */
+static int measure_row(struct ctx *c, struct row *w, int nmethods, double *v)
 {
-	const struct opts *o = s->o;
-	struct json j;
-	int r, m;
+	const struct opts *o = c->s->o;
+	int m, e, d;
 
-	json_init(&j, stdout);
-	json_obj_begin(&j, NULL);
-	session_json_header(&j, s, b);
-	json_str(&j, "unit", "ns");
-	json_int(&j, "offset", (long long)o->offset);
-	json_bool(&j, "cold_cache", o->cold);
-	json_str(&j, "host_memory", "pinned");
-	json_arr_begin(&j, "results");
-	for (r = 0; r < nrows; r++) {
-		json_obj_begin(&j, NULL);
-		json_int(&j, "size", (long long)rows[r].size);
-		json_bool(&j, "verified", rows[r].verified);
-		if (!rows[r].verified)
-			json_str(&j, "error", rows[r].why);
-		for (m = 0; m < NMETHODS && rows[r].verified; m++)
-			stats_json(&j, method_keys[m], &rows[r].st[m]);
-		json_obj_end(&j);
+	for (m = 0; m < nmethods; m++) {
+		if (w->na & (1u << m))
+			continue;
+		e = measure(c, (enum method)m, w->size, v, &w->st[m]);
+		if (e == PATH_NA) {
+			w->na |= 1u << m;
+			continue;
+		}
+		if (e)
+			return fail(o, EXIT_CANNOT, "%s%s%s%s of %zu bytes failed",
+				    m < TO_VIA_MAP ? methods[m].key :
+				    methods[m].write ?
+				    "gdrmap_copy_to_mapping_via" :
+				    "gdrmap_copy_from_mapping_via",
+				    m < TO_VIA_MAP ? "" : "(",
+				    m < TO_VIA_MAP ? "" : methods[m].key,
+				    m < TO_VIA_MAP ? "" : ")", w->size);
+		w->measured |= 1u << m;
+		if (m == TO_AUTO || m == FROM_AUTO)
+			w->chosen[m == FROM_AUTO] = path_chosen(
+				c->b->mh, methods[m].write, w->size);
 	}
-	json_arr_end(&j);
-	json_bool(&j, "verified", all_ok);
-	json_finish(&j);
+	/* What gdrmap_copy_* moves once its choice is made. */
+	for (d = 0; d < 2 && nmethods > TO_AUTO; d++) {
+		e = path_verify(c->s, c->b, o->offset, w->size, d == 0,
+				GDRMAP_COPY_PATH_AUTO, w->why, sizeof(w->why));
+		if (e == EXIT_WRONG)
+			w->verified = false;
+		else if (e)
+			return fail(o, EXIT_CANNOT, "%s", w->why);
+	}
+	return 0;
 }
 
 int cmd_copylat(int argc, char **argv)
 {
 	struct row rows[MAX_SIZES];
+	struct copylat_run run;
 	struct session s;
 	struct gpubuf b;
 	struct opts o;
@@ -166,21 +173,28 @@ int cmd_copylat(int argc, char **argv)
 	bool pinned, all_ok = true;
 	double *v = NULL;
 	char *host = NULL;
-	int ret, nrows = 0, m;
+	int ret, nrows = 0, nmethods;
 
 	ret = opts_parse(CMD_COPYLAT, argc, argv, &o);
 	if (ret)
 		return ret == 1 ? 0 : ret;
 	if (o.cold && !flush_supported())
 		return fail(&o, EXIT_USAGE, "--cold is not supported on this CPU architecture");
+	memset(rows, 0, sizeof(rows));
 	for (n = o.min_size; n <= o.size && nrows < MAX_SIZES - 1; n *= 2)
 		rows[nrows++].size = n;
 	if (rows[nrows - 1].size != o.size)
 		rows[nrows++].size = o.size;
+	nmethods = o.paths ? NMETHODS : paths_available() ? TO_VIA_MAP :
+		   TO_AUTO;
 
 	ret = session_open(&s, &o);
 	if (ret)
 		goto close;
+	if (o.paths && !paths_available()) {
+		ret = fail(&o, EXIT_CANNOT, "--paths: this libgdrapi.so.2 has no gdrmap_copy_*_via (not gdrmap's?)");
+		goto close;
+	}
 	ret = gpubuf_open(&s, &b, o.offset + o.size, o.offset);
 	if (ret)
 		goto close_buf;
@@ -200,31 +214,48 @@ int cmd_copylat(int argc, char **argv)
 		session_print_header(&s, &b);
 
 	for (int r = 0; r < nrows; r++) {
-		ret = verify_both_ways(&s, &b, o.offset, rows[r].size,
-				       rows[r].why, sizeof(rows[r].why));
-		rows[r].verified = ret == 0;
+		struct row *w = &rows[r];
+
+		w->chosen[0] = w->chosen[1] = PATH_UNKNOWN;
+		ret = verify_both_ways(&s, &b, o.offset, w->size, w->why,
+				       sizeof(w->why));
+		if (!ret && nmethods > TO_AUTO)
+			ret = verify_paths(&c, w, o.paths);
+		w->verified = ret == 0;
 		if (ret == EXIT_CANNOT) {
-			ret = fail(&o, EXIT_CANNOT, "%s", rows[r].why);
+			ret = fail(&o, EXIT_CANNOT, "%s", w->why);
 			goto free_host;
 		}
-		if (ret) {
-			all_ok = false;
-			fprintf(stderr, "gdrmap copylat: %s\n", rows[r].why);
-			continue;
-		}
-		for (m = 0; m < NMETHODS; m++) {
-			if (measure(&c, (enum method)m, rows[r].size, v,
-				    &rows[r].st[m])) {
-				ret = fail(&o, EXIT_CANNOT, "%s of %zu bytes failed",
-					   method_keys[m], rows[r].size);
+		if (w->verified) {
+			ret = measure_row(&c, w, nmethods, v);
+			if (ret)
 				goto free_host;
-			}
+		}
+		if (!w->verified) {
+			all_ok = false;
+			fprintf(stderr, "gdrmap copylat: %s\n", w->why);
 		}
 	}
-	if (o.json)
-		print_json(&s, &b, rows, nrows, all_ok);
-	else
-		print_table(rows, nrows);
+	run.rows = rows;
+	run.nrows = nrows;
+	run.calls = nmethods > TO_AUTO;
+	run.paths = o.paths;
+	if (o.json) {
+		struct json j;
+
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		session_json_header(&j, &s, &b);
+		json_str(&j, "unit", "ns");
+		json_int(&j, "offset", (long long)o.offset);
+		json_bool(&j, "cold_cache", o.cold);
+		json_str(&j, "host_memory", "pinned");
+		copylat_json(&j, &run);
+		json_bool(&j, "verified", all_ok);
+		json_finish(&j);
+	} else {
+		copylat_text(stdout, &run);
+	}
 	ret = all_ok ? EXIT_OK : EXIT_WRONG;
 free_host:
 	free(v);

@@ -46,6 +46,7 @@ run() {
 run copylat copylat
 run copylat-o3 copylat -o 3
 run copylat-cold copylat --cold -s 1M
+run copylat-paths copylat --paths -m 8 -s 64M
 for t in 1 2 4 8 16; do
 	run copybw-t$t copybw -t $t
 done

@@ -21,7 +21,7 @@ const char *const map_flag_names[] = { "default", "wc", "cache", "device" };
 #define ALL	(MEASURE | B(CMD_DOCTOR))
 
 enum {
-	OPT_JSON = 256, OPT_COLD, OPT_MODE, OPT_RESPONDER,
+	OPT_JSON = 256, OPT_COLD, OPT_MODE, OPT_RESPONDER, OPT_PATHS,
 };
 
 /* Limits, in the help and in the errors alike. */
@@ -96,6 +96,8 @@ static const struct opt_def defs[] = {
 	  "a whole number from 1 to " STR(THREADS_MAX) },
 	{ "cold", OPT_COLD, NULL, B(CMD_COPYLAT),
 	  { [CMD_COPYLAT] = "flush the host buffer from the CPU caches before each copy" }, NULL },
+	{ "paths", OPT_PATHS, NULL, B(CMD_COPYLAT),
+	  { [CMD_COPYLAT] = "also time each path gdrmap_copy_* can take, forced: mapping, threads, dma (n/a where one cannot serve); its p50 over the fastest's, per size" }, NULL },
 	{ "mode", OPT_MODE, "LIST", B(CMD_PPLAT),
 	  { [CMD_PPLAT] = "signal paths, comma-separated: mapping, htod, hostflag or all (default all)" },
 	  "mapping, htod, hostflag or all, comma-separated, with no empty item" },
@@ -344,6 +346,9 @@ static int apply(enum cmd cmd, int id, const char *arg, const char *name,
 	case OPT_COLD:
 		o->cold = true;
 		return 0;
+	case OPT_PATHS:
+		o->paths = true;
+		return 0;
 	case 'd':
 		if (parse_long(arg, 0, DEVICE_MAX, &v))
 			break;
@@ -453,6 +458,14 @@ int opts_parse(enum cmd cmd, int argc, char **argv, struct opts *o)
 		if (c == -1)
 			break;
 		if (c == '?') {
+			const char *arg = argv[optind - 1];
+
+			/* --json=1: getopt names the flag in optopt. */
+			for (i = 0; optopt && i < NDEFS; i++)
+				if (defs[i].id == optopt && !defs[i].arg &&
+				    !strncmp(arg, "--", 2) && strchr(arg, '='))
+					return usage_error(cmd, "option '--%s' takes no value",
+							   defs[i].name);
 			if (optopt && optopt < 256 && optopt != '?') {
 				char s[3] = { '-', (char)optopt, 0 };
 

@@ -54,6 +54,7 @@ struct opts {
 	long w_iters, r_iters, iters;
 	int threads;
 	bool cold;
+	bool paths;		/* copylat: time every path of gdrmap_copy_* */
 	unsigned modes;		/* enum pp_mode bits */
 	enum responder responder;
 };

@@ -32,10 +32,12 @@ $(JSONQ_BIN): tools/tests/jsonq.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -lm
 
-# Unit tests of the pure parts, linked with the tools' objects.
-TOOLS_UNIT := $(O)/tools/tests/test_units
-$(TOOLS_UNIT): tools/tests/test_units.c $(TOOLS_OBJS) $(LIB_DIAG_A) \
-		$(O)/common/cuda_load.o | lib
+# Unit tests of the pure parts, linked with the tools' objects: one
+# program per tools/tests/test_*.c.
+TOOLS_UNIT := $(patsubst tools/tests/%.c,$(O)/tools/tests/%,\
+	$(wildcard tools/tests/test_*.c))
+$(TOOLS_UNIT): $(O)/tools/tests/%: tools/tests/%.c $(TOOLS_OBJS) \
+		$(LIB_DIAG_A) $(O)/common/cuda_load.o | lib
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOLS_CFLAGS) -Itests/common -o $@ $< $(TOOLS_OBJS) \
 		-Wl,-rpath,$(abspath $(O))/lib $(TOOLS_LIBS)

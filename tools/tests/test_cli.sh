@@ -55,6 +55,13 @@ for c in $cmds; do
 		expect "$c --help has no size sentence (it takes no size)" sh -c "! grep -q 'Sizes take' '$OUT/width.out'"
 	fi
 done
+"$GDRMAP" copylat --help >"$OUT/copylat-help.out"
+expect "copylat --help lists --paths and its paths" sh -c \
+	"grep -A2 -- '--paths' '$OUT/copylat-help.out' | grep -q 'mapping, threads, dma'"
+for c in doctor copybw apiperf pplat; do
+	"$GDRMAP" $c --help >"$OUT/other-help.out"
+	expect "$c --help has no --paths" sh -c "! grep -q -- '--paths' '$OUT/other-help.out'"
+done
 "$GDRMAP" copybw --help >"$OUT/copybw-help.out"
 expect "copybw's --cpus help is about its threads, not latency" sh -c \
 	"grep -A3 -- '--cpus' '$OUT/copybw-help.out' | grep -q 'thread' && ! grep -A3 -- '--cpus' '$OUT/copybw-help.out' | grep -q latency"
@@ -141,6 +148,13 @@ copybw -s 1M -o 1M
 copybw -s 1M -o 4K -c 1M
 copybw -n 3
 copybw --cold
+copybw --paths
+apiperf --paths
+pplat --paths
+doctor --paths
+copylat --paths=yes
+copylat --paths=
+copylat --cold=1
 apiperf -n 0
 apiperf -n 10000001
 copylat -w 99999999
@@ -187,6 +201,9 @@ no empty item|pplat --mode mapping,,htod
 --size 1048576|copylat -m 2M -s 1M
 copy at most 1044480 bytes|copybw -s 1M -o 4K -c 1M
 --offset 1048576 must be below --size 1048576|copybw -s 1M -o 1M
+option '--paths' takes no value|copylat --paths=yes
+option '--json' takes no value|copybw --json=1
+unknown option '--paths'|copybw --paths
 EOF2
 
 # --json on a usage error: still exit 2, and stdout holds either nothing
@@ -207,6 +224,8 @@ while read -r line; do
 done <<EOF2
 copylat -d 0 -s 4K -m 1 -o 3 -w 5 -r 5 --cold -a cumemalloc -M wc -C all
 copylat --size=64K --min-size=1K --offset=0x10 --write-iters=3 --read-iters=3
+copylat --paths -m 8 -s 64K -w 3 -r 3
+copylat --paths --cold --json -s 4K
 copybw -s 1M -c 512K -o 64 -w 2 -r 2 -t 2 -M default -a vmm
 apiperf -s 64K -o 100 -n 5 -M cache
 pplat -n 10 --mode mapping,hostflag --responder cpu -M device

@@ -29,6 +29,9 @@ if [ "$gpu" != true ] || [ "$backend" = null ]; then
 		expect "$c --json names itself" jq_is "$OUT/j.out" .command $c
 		expect "$c --json exit_code 1" jq_is "$OUT/j.out" .exit_code 1
 	done
+	run_rc p "$GDRMAP" copylat $dev_opt --paths
+	expect "copylat --paths without a GPU exits 1 (got $rc)" [ $rc = 1 ]
+	expect "copylat --paths without a GPU says $why" grep -Eq "$why|gdr_open failed" "$OUT/p.err"
 	done_tests
 fi
 
@@ -66,6 +69,56 @@ for m in gdr_copy_to_mapping cuMemcpyHtoD gdr_copy_from_mapping cuMemcpyDtoH; do
 done
 expect "copylat: every size verified" [ "$(grep -c '"verified": true' "$f")" = 18 ]
 
+# jq_in FILE PATH VALUE...: the value at PATH is one of the VALUEs.
+jq_in() {
+	v=$("$JSONQ" "$1" "$2" 2>/dev/null) || { echo "  $1 $2 missing" >&2; return 1; }
+	f_=$1 p_=$2
+	shift 2
+	rc_in "$v" "$@" || { echo "  $f_ $p_ = '$v', want one of $*" >&2; return 1; }
+}
+
+# stats_or_na FILE PATH: figures, or null (a path that cannot serve).
+stats_or_na() {
+	if [ "$("$JSONQ" "$1" "$2" 2>/dev/null)" = null ]; then ok; else stats "$1" "$2"; fi
+}
+
+# gdrmap_copy_* beside them, and every path forced: from 8 B (the
+# smallest size of the goal) to 64 KiB, at an odd offset.
+run_rc paths "$GDRMAP" copylat $dev_opt --json --paths -m 8 -s 64K -w 20 -r 20 -o 3
+f=$OUT/paths.out
+expect "copylat --paths exits 0 (got $rc: $(cat "$OUT/paths.err"))" [ $rc = 0 ]
+header "$f" copylat
+expect "copylat --paths: gdrmap_copy_* timed" jq_is "$f" .gdrmap_copy true
+expect "copylat --paths: labelled" jq_is "$f" .paths true
+expect "copylat --paths: 14 sizes, 8 B to 64 KiB" jq_is "$f" .results# 14
+expect "copylat --paths: every size verified" [ "$(grep -c '"verified": true' "$f")" = 15 ]
+for i in 0 7 13; do
+	r=".results[$i]"
+	stats "$f" "$r.gdrmap_copy_to_mapping"
+	stats "$f" "$r.gdrmap_copy_from_mapping"
+	for d in write read; do
+		expect "$r.$d.path" jq_in "$f" "$r.$d.path" mapping threads dma
+		expect "$r.$d.fastest_path" jq_in "$f" "$r.$d.fastest_path" mapping threads dma
+		expect "$r.$d.over_fastest" jq_num "$f" "$r.$d.over_fastest"
+		expect "$r.$d.over_gdr_copy" jq_num "$f" "$r.$d.over_gdr_copy"
+		stats "$f" "$r.$d.paths.mapping"
+		stats_or_na "$f" "$r.$d.paths.threads"
+		stats_or_na "$f" "$r.$d.paths.dma"
+	done
+	expect "$r: threads cannot write" jq_is "$f" "$r.write.paths.threads" null
+done
+expect "copylat --paths: crossovers" jq_has "$f" .crossovers.write .crossovers.read \
+	.fastest_crossovers.write .fastest_crossovers.read
+expect "copylat --paths: the goal" jq_is "$f" .goal.ratio 1.1
+expect "copylat --paths: sizes against the goal" jq_is "$f" .goal.read.sizes 14
+expect "copylat --paths: small copies" jq_is "$f" .small_copies.write.sizes 8
+run_rc pathstxt "$GDRMAP" copylat $dev_opt --paths -m 8 -s 4K -w 5 -r 5
+expect "copylat --paths (text) exits 0 (got $rc)" [ $rc = 0 ]
+for w in "writes: gdrmap_copy_to_mapping" "reads: gdrmap_copy_from_mapping" \
+	 /fastest "fastest forced path:" "crossovers:" "within 1.1x"; do
+	expect "copylat --paths (text) has '$w'" grep -qF -- "$w" "$OUT/pathstxt.out"
+done
+
 run_rc cold "$GDRMAP" copylat $dev_opt --json -s 4K -w 5 -r 5 --cold
 expect "copylat --cold exits 0" [ $rc = 0 ]
 expect "copylat --cold labelled" jq_is "$OUT/cold.out" .cold_cache true
@@ -84,10 +137,14 @@ expect "copybw threads" jq_is "$f" .threads 3
 expect "copybw copy_size" jq_is "$f" .copy_size 786432
 expect "copybw write verified" jq_is "$f" .write.verified true
 expect "copybw read verified" jq_is "$f" .read.verified true
-for p in write.gdr_copy_to_mapping write.cuMemcpyHtoD read.gdr_copy_from_mapping read.cuMemcpyDtoH; do
+for p in write.gdr_copy_to_mapping write.cuMemcpyHtoD read.gdr_copy_from_mapping read.cuMemcpyDtoH \
+	 write.gdrmap_copy_to_mapping read.gdrmap_copy_from_mapping; do
 	expect "copybw $p gbps" jq_num "$f" ".$p.gbps"
 	stats "$f" ".$p.ns"
 done
+expect "copybw: gdrmap_copy_* timed" jq_is "$f" .gdrmap_copy true
+expect "copybw write path" jq_in "$f" .write.path mapping dma
+expect "copybw read path" jq_in "$f" .read.path mapping threads dma
 
 run_rc ap "$GDRMAP" apiperf $dev_opt --json -s 64K -o 12345 -n 30
 f=$OUT/ap.out
@@ -138,6 +195,16 @@ expect "copylat -a cumemalloc exits 0 (got $rc)" [ $rc = 0 ]
 expect "... verified" jq_is "$OUT/cm.out" .verified true
 if [ "$backend" = vulkan ]; then
 	expect "... copy-only on vulkan" jq_is "$OUT/cm.out" .mapping_type copy-only
+fi
+# Every path on that memory: on a copy-only pin only dma serves.
+run_rc cmp "$GDRMAP" copylat $dev_opt --json --paths -a cumemalloc -m 8 -s 4K -w 5 -r 5
+expect "copylat --paths -a cumemalloc exits 0 (got $rc: $(cat "$OUT/cmp.err"))" [ $rc = 0 ]
+expect "... verified" jq_is "$OUT/cmp.out" .verified true
+if [ "$("$JSONQ" "$OUT/cmp.out" .mapping_type)" = copy-only ]; then
+	for d in write read; do
+		expect "copy-only: no $d through the mapping" jq_is "$OUT/cmp.out" ".results[0].$d.paths.mapping" null
+		expect "copy-only: $d by dma" jq_is "$OUT/cmp.out" ".results[0].$d.path" dma
+	done
 fi
 
 done_tests

@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gdrmap_copy_*: each copy by the fastest path for its size (gdrapi.h).
+ *
+ * Which path is fastest depends on the GPU, the link, the CPU and the
+ * mapping type, so it is measured where it runs, never written down: the
+ * first copies of each size class (a power of two) on each device,
+ * mapping type and direction take turns on every path that can serve
+ * them, TRIALS timed copies each after one untimed; the path with the
+ * lowest median serves the class from then on.  A path whose two timed
+ * copies were both more than SLOWER times slower than the best seen is
+ * dropped (a 64 MiB read through the mapping costs 80 ms on an H200).
+ * Helper threads are woken before a threaded read is timed: the choice
+ * is made for a burst of copies, as a caller making many finds them.
+ *
+ * Two shortcuts keep the measuring off the small copies: a class that
+ * the mapping served at least MARGIN times faster than every other path
+ * makes every smaller size a mapping copy, decided with one compare and
+ * no clock read (the copy engine costs microseconds at any size); and a
+ * class that DMA won by that margin makes every larger size DMA.
+ *
+ * DMA goes to the CUDA address of the pin, so it is taken only while the
+ * memory there is the memory pinned: the buffer ID CUDA gives it (new for
+ * every allocation and every cuMemMap, never reused) still matches.  A
+ * pin whose memory was freed keeps the mapping path, which still reaches
+ * the pinned pages.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "copy/copy.h"
+#include "copy_only.h"
+#include "copy_threads.h"
+#include "cuda_api.h"
+#include "dma.h"
+#include "internal.h"
+#include "log.h"
+
+#define NCLASS	48
+#define TRIALS	5
+#define SLOWER	4
+#define MARGIN	2
+#define NPATH	4	/* indexed by GDRMAP_COPY_PATH_*; 0 unused */
+
+#define ID_NONE	(~0ULL)
+
+struct tclass {
+	_Atomic int path;		/* the choice; 0 while measuring */
+	uint8_t runs[NPATH];		/* copies made, the untimed first too */
+	uint8_t dropped;		/* paths out of the running (bits) */
+	uint64_t ns[NPATH][TRIALS];
+};
+
+struct gdr_tune {
+	struct gdr_tune *next;
+	int dev;			/* CUDA ordinal; -1: no DMA */
+	gdr_mapping_type_t type;
+	int to_gpu;
+	int forced;			/* GDRMAP_COPY_PATH; 0: measure */
+	_Atomic size_t map_below;	/* smaller: the mapping, untimed */
+	_Atomic size_t dma_from;	/* this or larger: DMA, untimed */
+	pthread_mutex_t lock;
+	struct tclass c[NCLASS];
+};
+
+/* Tests replace what a measuring copy cost (the path's model instead of
+ * the fake's memcpy); NULL: the clock's word. */
+uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
+			       uint64_t measured);
+
+static struct gdr_tune *tunes;
+static pthread_mutex_t tunes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *const path_names[NPATH] = {
+	"auto", "mapping", "threads", "dma"
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int size_class(size_t n)
+{
+	int c = 63 - __builtin_clzll((unsigned long long)n);
+
+	return c < NCLASS ? c : NCLASS - 1;
+}
+
+/* GDRMAP_COPY_PATH: a path name, or 0 (unset, "auto" or not a name). */
+static int forced_path(void)
+{
+	const char *v = getenv("GDRMAP_COPY_PATH");
+	int p;
+
+	if (!v || !*v)
+		return 0;
+	for (p = 0; p < NPATH; p++)
+		if (!strcmp(v, path_names[p]))
+			return p;
+	gdr_err("GDRMAP_COPY_PATH=%s is not a path: use mapping, threads, dma or auto (measuring the paths instead)",
+		 v);
+	return 0;
+}
+
+static struct gdr_tune *tune_find(int dev, gdr_mapping_type_t type,
+				  int to_gpu)
+{
+	struct gdr_tune *t;
+
+	pthread_mutex_lock(&tunes_lock);
+	for (t = tunes; t; t = t->next)
+		if (t->dev == dev && t->type == type && t->to_gpu == to_gpu)
+			break;
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (t) {
+			t->dev = dev;
+			t->type = type;
+			t->to_gpu = to_gpu;
+			t->forced = forced_path();
+			t->dma_from = SIZE_MAX;
+			pthread_mutex_init(&t->lock, NULL);
+			t->next = tunes;
+			tunes = t;
+		}
+	}
+	pthread_mutex_unlock(&tunes_lock);
+	return t;
+}
+
+/*
+ * The measurements for r's mapping in one direction, made on first use,
+ * when r's memory is also looked up: its device and the buffer ID that
+ * DMA will check (module-free pins recorded it when pinned).
+ */
+static struct gdr_tune *tune_of(struct gdr_region *r, int to_gpu)
+{
+	struct gdr_tune *t = atomic_load_explicit(&r->tune[to_gpu],
+						  memory_order_acquire);
+	unsigned long long id = atomic_load_explicit(&r->dma_id,
+						     memory_order_relaxed);
+	struct gdr_cuda_ptr p = { .dev = -1 };
+
+	if (t)
+		return t;
+	if (gdr_cuda_get(NULL, 0))
+		gdr_cuda_pointer(r->addr, &p);
+	if (!id) {
+		id = p.buffer_id;
+		if (r->buffer_id && r->buffer_id != id)
+			id = 0;		/* freed since it was pinned */
+		atomic_store_explicit(&r->dma_id, id ? id : ID_NONE,
+				      memory_order_relaxed);
+	}
+	t = tune_find(p.dev, r->map_type, to_gpu);
+	if (t)
+		atomic_store_explicit(&r->tune[to_gpu], t,
+				      memory_order_release);
+	return t;
+}
+
+/* May DMA serve r now: is the memory at its address the one pinned? */
+static int dma_usable(struct gdr_region *r, const struct gdr_tune *t)
+{
+	unsigned long long id = atomic_load_explicit(&r->dma_id,
+						     memory_order_relaxed);
+	struct gdr_cuda_ptr p;
+
+	if (t->dev < 0 || !id || id == ID_NONE)
+		return 0;
+	gdr_cuda_pointer(r->addr, &p);
+	return p.buffer_id == id;
+}
+
+/* Can path p serve a copy of n bytes of r in t's direction? */
+static int path_possible(struct gdr_region *r, const struct gdr_tune *t,
+			 int p, size_t n)
+{
+	switch (p) {
+	case GDRMAP_COPY_PATH_MAPPING:
+		return 1;
+	case GDRMAP_COPY_PATH_THREADS:
+		/* Smaller reads are not split: no helper threads for them. */
+		return !t->to_gpu && n >= GDR_THREADS_MIN_READ &&
+		       gdr_threads_helpers() > 0;
+	case GDRMAP_COPY_PATH_DMA:
+		return dma_usable(r, t);
+	default:
+		return 0;
+	}
+}
+
+struct job {
+	struct gdr_region *r;
+	uintptr_t base;
+	void *map;
+	void *host;
+	size_t n;
+	int to_gpu;
+	const char *caller;
+};
+
+/*
+ * One copy by path p.  A threaded read that finds the helpers busy, and
+ * a DMA that fails, fall back to the mapping: the copy is made anyway.
+ */
+static int run_path(const struct job *j, int p)
+{
+	const struct gdr_copy_impl *copy =
+		atomic_load_explicit(&j->r->copy, memory_order_relaxed);
+
+	if (p == GDRMAP_COPY_PATH_DMA &&
+	    !gdr_dma(j->r->pin_addr + ((uintptr_t)j->map - j->base), j->host,
+		     j->n, j->to_gpu, j->caller))
+		return 0;
+	if (p == GDRMAP_COPY_PATH_THREADS &&
+	    !gdr_threads_read(copy->from_mapping, j->host, j->map, j->n))
+		return 0;
+	if (j->to_gpu)
+		copy->to_mapping(j->map, j->host, j->n);
+	else
+		copy->from_mapping(j->host, j->map, j->n);
+	return 0;
+}
+
+static uint64_t median(uint64_t *v, int n)
+{
+	int i, k;
+
+	for (i = 1; i < n; i++)
+		for (k = i; k > 0 && v[k - 1] > v[k]; k--) {
+			uint64_t x = v[k];
+
+			v[k] = v[k - 1];
+			v[k - 1] = x;
+		}
+	return v[n / 2];
+}
+
+/* Every path still running has its TRIALS: choose; t->lock held. */
+static void decide(struct gdr_tune *t, int ci, int possible)
+{
+	struct tclass *c = &t->c[ci];
+	uint64_t med[NPATH], best_other;
+	int p, best = 0;
+
+	for (p = 1; p < NPATH; p++) {
+		if (!(possible & (1 << p)) || (c->dropped & (1 << p)))
+			continue;
+		med[p] = median(c->ns[p], TRIALS);
+		if (!best || med[p] < med[best])
+			best = p;
+	}
+	if (!best)
+		best = GDRMAP_COPY_PATH_MAPPING;
+	/* The best time any other path made, dropped ones too. */
+	best_other = UINT64_MAX;
+	for (p = 1; p < NPATH; p++) {
+		int k, runs = c->runs[p] - 1;
+
+		if (p == best || runs < 1)
+			continue;
+		for (k = 0; k < runs && k < TRIALS; k++)
+			if (c->ns[p][k] < best_other)
+				best_other = c->ns[p][k];
+	}
+	if (best_other != UINT64_MAX &&
+	    med[best] * MARGIN <= best_other) {
+		size_t lo = (size_t)1 << ci, hi = lo << 1;
+
+		if (best == GDRMAP_COPY_PATH_MAPPING &&
+		    hi > atomic_load(&t->map_below))
+			atomic_store(&t->map_below, hi);
+		if (best == GDRMAP_COPY_PATH_DMA &&
+		    lo < atomic_load(&t->dma_from))
+			atomic_store(&t->dma_from, lo);
+	}
+	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping): %s, %llu ns (median)",
+		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
+		 t->to_gpu ? "to" : "from", t->dev,
+		 gdr_mapping_type_name(t->type), path_names[best],
+		 (unsigned long long)med[best]);
+	atomic_store_explicit(&c->path, best, memory_order_release);
+}
+
+/* The path for the next measuring copy of class ci, or 0 if decided. */
+static int next_trial(struct gdr_tune *t, int ci, int possible)
+{
+	struct tclass *c = &t->c[ci];
+	int p, pick = 0;
+
+	if (atomic_load_explicit(&c->path, memory_order_relaxed))
+		return 0;
+	for (p = 1; p < NPATH; p++) {
+		if (!(possible & (1 << p)) || (c->dropped & (1 << p)) ||
+		    c->runs[p] > TRIALS)
+			continue;
+		if (!pick || c->runs[p] < c->runs[pick])
+			pick = p;
+	}
+	if (!pick)
+		decide(t, ci, possible);
+	return pick;
+}
+
+/* The fastest timed copy path q made in class c; UINT64_MAX if none. */
+static uint64_t fastest(const struct tclass *c, int q)
+{
+	uint64_t best = UINT64_MAX;
+	int k;
+
+	for (k = 0; k < c->runs[q] - 1 && k < TRIALS; k++)
+		if (c->ns[q][k] < best)
+			best = c->ns[q][k];
+	return best;
+}
+
+/* Record a measuring copy; t->lock held. */
+static void record(struct gdr_tune *t, int ci, int p, uint64_t ns,
+		   int possible)
+{
+	struct tclass *c = &t->c[ci];
+	uint64_t best = UINT64_MAX, f;
+	int q;
+
+	if (atomic_load_explicit(&c->path, memory_order_relaxed) ||
+	    c->runs[p] > TRIALS)
+		return;
+	if (c->runs[p] > 0)
+		c->ns[p][c->runs[p] - 1] = ns;
+	c->runs[p]++;
+	/* Drop every path whose best copy is far slower than the best. */
+	for (q = 1; q < NPATH; q++)
+		if ((f = fastest(c, q)) < best)
+			best = f;
+	for (q = 1; q < NPATH; q++)
+		if (c->runs[q] > 2 && (f = fastest(c, q)) > best * SLOWER)
+			c->dropped |= 1 << q;
+	next_trial(t, ci, possible);
+}
+
+static int possible_paths(struct gdr_region *r, const struct gdr_tune *t,
+			  size_t n)
+{
+	int p, bits = 0;
+
+	for (p = 1; p < NPATH; p++)
+		if (path_possible(r, t, p, n))
+			bits |= 1 << p;
+	return bits;
+}
+
+__attribute__((noinline))
+static int auto_copy(struct job *j)
+{
+	struct gdr_tune *t = tune_of(j->r, j->to_gpu);
+	int ci = size_class(j->n), p, possible;
+	uint64_t t0;
+
+	if (!t)
+		return run_path(j, GDRMAP_COPY_PATH_MAPPING);
+	if (t->forced)
+		return run_path(j, path_possible(j->r, t, t->forced, j->n) ?
+				   t->forced : GDRMAP_COPY_PATH_MAPPING);
+	if (j->n >= atomic_load_explicit(&t->dma_from, memory_order_relaxed))
+		return run_path(j, dma_usable(j->r, t) ?
+				   GDRMAP_COPY_PATH_DMA :
+				   GDRMAP_COPY_PATH_MAPPING);
+	p = atomic_load_explicit(&t->c[ci].path, memory_order_acquire);
+	if (p)
+		return run_path(j, p == GDRMAP_COPY_PATH_DMA &&
+				   !dma_usable(j->r, t) ?
+				   GDRMAP_COPY_PATH_MAPPING : p);
+	possible = possible_paths(j->r, t, j->n);
+	pthread_mutex_lock(&t->lock);
+	p = next_trial(t, ci, possible);
+	pthread_mutex_unlock(&t->lock);
+	if (!p) {
+		p = atomic_load_explicit(&t->c[ci].path, memory_order_acquire);
+		return run_path(j, p ? p : GDRMAP_COPY_PATH_MAPPING);
+	}
+	/* Threads are timed as a burst of reads finds them: awake. */
+	if (p == GDRMAP_COPY_PATH_THREADS)
+		gdr_threads_warm();
+	t0 = now_ns();
+	run_path(j, p);
+	t0 = now_ns() - t0;
+	if (gdr_copy_auto_cost)
+		t0 = gdr_copy_auto_cost(p, j->n, j->to_gpu, t0);
+	pthread_mutex_lock(&t->lock);
+	record(t, ci, p, t0, possible);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
+		    int to_gpu, int path, const char *caller)
+{
+	struct job j = { .map = map, .host = host, .n = n, .to_gpu = to_gpu,
+			 .caller = caller };
+	struct gdr_tune *t;
+	uint64_t s;
+
+	if (!n)
+		return 0;
+	j.r = gdr_copy_lookup(handle, map, n, &s, &j.base);
+	if (__builtin_expect(!j.r || !host, 0))
+		return gdr_copy_refused(handle, map, n, host, caller);
+	if (s & REGION_COPY_ONLY) {
+		if (path == GDRMAP_COPY_PATH_MAPPING ||
+		    path == GDRMAP_COPY_PATH_THREADS) {
+			gdr_err("%s: handle 0x%lx is pinned copy-only (no CPU mapping): only the dma path serves it",
+				caller, handle.h);
+			return EOPNOTSUPP;
+		}
+		return to_gpu ? gdr_copy_only_to_mapping(j.r, j.base, map,
+							 host, n) :
+				gdr_copy_only_from_mapping(j.r, j.base, host,
+							   map, n);
+	}
+	if (__builtin_expect(path == GDRMAP_COPY_PATH_AUTO, 1)) {
+		t = atomic_load_explicit(&j.r->tune[to_gpu],
+					 memory_order_acquire);
+		if (t && n < atomic_load_explicit(&t->map_below,
+						  memory_order_relaxed))
+			return run_path(&j, GDRMAP_COPY_PATH_MAPPING);
+		return auto_copy(&j);
+	}
+	if (path < 0 || path >= NPATH) {
+		gdr_err("%s: %d is not a GDRMAP_COPY_PATH_* value", caller,
+			path);
+		return EINVAL;
+	}
+	t = tune_of(j.r, to_gpu);
+	if (!t) {
+		gdr_err("%s: out of memory", caller);
+		return ENOMEM;
+	}
+	if (!path_possible(j.r, t, path, n)) {
+		gdr_err("%s: the %s path cannot serve handle 0x%lx here: %s",
+			caller, path_names[path], handle.h,
+			path == GDRMAP_COPY_PATH_THREADS ?
+			(to_gpu ? "threads only read" :
+			 n < GDR_THREADS_MIN_READ ?
+			 "the read is too small to split" :
+			 "this thread may run on one CPU only, or GDRMAP_COPY_THREADS=0") :
+			"CUDA does not know the memory under the pin (not loaded, freed since it was pinned, or another process's)");
+		return EOPNOTSUPP;
+	}
+	if (path == GDRMAP_COPY_PATH_DMA)
+		return gdr_dma(j.r->pin_addr + ((uintptr_t)map - j.base), host,
+			       n, to_gpu, caller);
+	return run_path(&j, path);
+}
+
+/*
+ * The sizes the mapping serves by far, inline: what gdr_copy_* do plus
+ * one pointer load and a compare.  Everything else goes to copy_via.
+ */
+static inline const struct gdr_copy_impl *small_copy(gdr_mh_t handle,
+						     const void *map,
+						     size_t n, int to_gpu)
+{
+	struct gdr_region *r;
+	struct gdr_tune *t;
+	uintptr_t base;
+	uint64_t s;
+
+	r = gdr_copy_lookup(handle, map, n, &s, &base);
+	if (!r || (s & REGION_COPY_ONLY))
+		return NULL;
+	t = atomic_load_explicit(&r->tune[to_gpu], memory_order_acquire);
+	if (!t || n >= atomic_load_explicit(&t->map_below,
+					    memory_order_relaxed))
+		return NULL;
+	return atomic_load_explicit(&r->copy, memory_order_relaxed);
+}
+
+GDR_API int gdrmap_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr,
+				   const void *h_ptr, size_t size)
+{
+	const struct gdr_copy_impl *c = small_copy(handle, map_d_ptr, size, 1);
+
+	if (__builtin_expect(c && h_ptr, 1)) {
+		c->to_mapping(map_d_ptr, h_ptr, size);
+		return 0;
+	}
+	return copy_via(handle, map_d_ptr, (void *)h_ptr, size, 1,
+			GDRMAP_COPY_PATH_AUTO, __func__);
+}
+
+GDR_API int gdrmap_copy_from_mapping(gdr_mh_t handle, void *h_ptr,
+				     const void *map_d_ptr, size_t size)
+{
+	const struct gdr_copy_impl *c = small_copy(handle, map_d_ptr, size, 0);
+
+	if (__builtin_expect(c && h_ptr, 1)) {
+		c->from_mapping(h_ptr, map_d_ptr, size);
+		return 0;
+	}
+	return copy_via(handle, (void *)map_d_ptr, h_ptr, size, 0,
+			GDRMAP_COPY_PATH_AUTO, __func__);
+}
+
+GDR_API int gdrmap_copy_to_mapping_via(gdr_mh_t handle, void *map_d_ptr,
+				       const void *h_ptr, size_t size,
+				       int path)
+{
+	return copy_via(handle, map_d_ptr, (void *)h_ptr, size, 1, path,
+			__func__);
+}
+
+GDR_API int gdrmap_copy_from_mapping_via(gdr_mh_t handle, void *h_ptr,
+					 const void *map_d_ptr, size_t size,
+					 int path)
+{
+	return copy_via(handle, (void *)map_d_ptr, h_ptr, size, 0, path,
+			__func__);
+}
+
+GDR_API int gdrmap_copy_path(gdr_mh_t handle, int to_mapping, size_t size,
+			     int *path)
+{
+	struct gdr_region *r;
+	struct gdr_tune *t;
+	uint64_t s;
+	int dir = to_mapping != 0;
+
+	if (!path) {
+		gdr_err("path is NULL");
+		return EINVAL;
+	}
+	*path = GDRMAP_COPY_PATH_AUTO;
+	r = gdr_region_peek(handle, &s);
+	if (!r || !(s & REGION_MAPPED)) {
+		gdr_err("handle 0x%lx is not a mapped pin: pin and map it first",
+			handle.h);
+		return EINVAL;
+	}
+	if (s & REGION_COPY_ONLY) {
+		*path = GDRMAP_COPY_PATH_DMA;
+		return 0;
+	}
+	t = tune_of(r, dir);
+	if (!t || !size) {
+		*path = GDRMAP_COPY_PATH_MAPPING;
+		return 0;
+	}
+	if (t->forced)
+		*path = path_possible(r, t, t->forced, size) ?
+			t->forced : GDRMAP_COPY_PATH_MAPPING;
+	else if (size < atomic_load(&t->map_below))
+		*path = GDRMAP_COPY_PATH_MAPPING;
+	else if (size >= atomic_load(&t->dma_from))
+		*path = dma_usable(r, t) ? GDRMAP_COPY_PATH_DMA :
+					   GDRMAP_COPY_PATH_MAPPING;
+	else
+		*path = atomic_load(&t->c[size_class(size)].path);
+	return 0;
+}

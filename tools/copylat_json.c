@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/*
+ * copylat's JSON (copylat.h): per size the four calls it always timed,
+ * gdrmap_copy_* and, per direction, the path it took, every forced path
+ * with --paths and the ratios; then the crossovers and the summaries of
+ * the text form, so that a reader of the JSON needs no arithmetic.
+ */
+#include <math.h>
+
+#include "copylat.h"
+#include "pathsum.h"
+#include "paths.h"
+
+static void stats_or_null(struct json *j, const char *key,
+			  const struct row *r, int m)
+{
+	if (row_has(r, m))
+		stats_json(j, key, &r->st[m]);
+	else
+		json_null(j, key);
+}
+
+static void path_or_null(struct json *j, const char *key, int path)
+{
+	if (path == PATH_UNKNOWN)
+		json_null(j, key);
+	else
+		json_str(j, key, path_chosen_name(path));
+}
+
+static void dir_json(struct json *j, const struct copylat_run *run,
+		     const struct row *r, int d)
+{
+	int p;
+
+	json_obj_begin(j, dir_names[d]);
+	path_or_null(j, "path", r->chosen[d]);
+	json_num(j, "over_gdr_copy", row_over_gdr(r, d));
+	if (run->paths) {
+		json_obj_begin(j, "paths");
+		for (p = GDRMAP_COPY_PATH_MAPPING; p <= GDRMAP_COPY_PATH_DMA;
+		     p++)
+			stats_or_null(j, path_name(p), r, M_VIA(d, p));
+		json_obj_end(j);
+		path_or_null(j, "fastest_path", row_fastest(r, d));
+		json_num(j, "over_fastest", row_over_fastest(r, d));
+	}
+	json_obj_end(j);
+}
+
+static void row_json(struct json *j, const struct copylat_run *run,
+		     const struct row *r)
+{
+	int m, d;
+
+	json_obj_begin(j, NULL);
+	json_int(j, "size", (long long)r->size);
+	json_bool(j, "verified", r->verified);
+	if (!r->verified) {
+		json_str(j, "error", r->why);
+		json_obj_end(j);
+		return;
+	}
+	for (m = 0; m < 4; m++)
+		stats_json(j, methods[m].key, &r->st[m]);
+	stats_or_null(j, methods[TO_AUTO].key, r, TO_AUTO);
+	stats_or_null(j, methods[FROM_AUTO].key, r, FROM_AUTO);
+	for (d = 0; d < 2; d++)
+		dir_json(j, run, r, d);
+	json_obj_end(j);
+}
+
+/* "crossovers": {"write": [{"size", "from", "to"}, ...], "read": [...]} */
+static void crossovers_json(struct json *j, const char *key,
+			    const struct copylat_run *run, bool fastest)
+{
+	struct crossover x[64];
+	struct series s;
+	int d, i, k;
+
+	json_obj_begin(j, key);
+	for (d = 0; d < 2; d++) {
+		series_of(run, d, fastest, &s);
+		k = path_crossovers(s.size, s.path, s.n, x, 64);
+		json_arr_begin(j, dir_names[d]);
+		for (i = 0; i < k; i++) {
+			json_obj_begin(j, NULL);
+			json_int(j, "size", (long long)x[i].size);
+			json_str(j, "from", path_name(x[i].from));
+			json_str(j, "to", path_name(x[i].to));
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+	}
+	json_obj_end(j);
+}
+
+static void ratios_json(struct json *j, const char *key,
+			const struct copylat_run *run, bool small)
+{
+	struct ratio_sum rs;
+	int d;
+
+	json_obj_begin(j, key);
+	if (small)
+		json_int(j, "max_size", SMALL_COPY);
+	else
+		json_num(j, "ratio", GOAL_RATIO);
+	for (d = 0; d < 2; d++) {
+		sum_ratios(run, d, small, &rs);
+		json_obj_begin(j, dir_names[d]);
+		json_int(j, "sizes", rs.sizes);
+		if (!small)
+			json_int(j, "within", rs.within);
+		json_num(j, "worst_ratio", rs.worst);
+		if (rs.sizes)
+			json_int(j, "worst_size", (long long)rs.worst_size);
+		else
+			json_null(j, "worst_size");
+		json_obj_end(j);
+	}
+	json_obj_end(j);
+}
+
+void copylat_json(struct json *j, const struct copylat_run *run)
+{
+	int r;
+
+	json_bool(j, "gdrmap_copy", run->calls);
+	json_bool(j, "paths", run->paths);
+	json_arr_begin(j, "results");
+	for (r = 0; r < run->nrows; r++)
+		row_json(j, run, &run->rows[r]);
+	json_arr_end(j);
+	crossovers_json(j, "crossovers", run, false);
+	if (run->paths) {
+		crossovers_json(j, "fastest_crossovers", run, true);
+		ratios_json(j, "goal", run, false);
+	} else {
+		json_null(j, "fastest_crossovers");
+		json_null(j, "goal");
+	}
+	ratios_json(j, "small_copies", run, true);
+}

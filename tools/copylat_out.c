@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * copylat's reports (copylat.h): the latency table of gdr_copy_* and
+ * cuMemcpy as it always was, then per direction gdrmap_copy_* beside
+ * them with the path it took and, with --paths, every path forced and
+ * how far gdrmap_copy_* is from the fastest; then the crossovers.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "copylat.h"
+#include "pathsum.h"
+#include "paths.h"
+
+const struct method_def methods[NMETHODS] = {
+	[TO_MAP] = { "gdr_copy_to_mapping", true, -1 },
+	[HTOD] = { "cuMemcpyHtoD", true, -1 },
+	[FROM_MAP] = { "gdr_copy_from_mapping", false, -1 },
+	[DTOH] = { "cuMemcpyDtoH", false, -1 },
+	[TO_AUTO] = { "gdrmap_copy_to_mapping", true, GDRMAP_COPY_PATH_AUTO },
+	[FROM_AUTO] = { "gdrmap_copy_from_mapping", false,
+			GDRMAP_COPY_PATH_AUTO },
+	[TO_VIA_MAP] = { "mapping", true, GDRMAP_COPY_PATH_MAPPING },
+	[TO_VIA_THREADS] = { "threads", true, GDRMAP_COPY_PATH_THREADS },
+	[TO_VIA_DMA] = { "dma", true, GDRMAP_COPY_PATH_DMA },
+	[FROM_VIA_MAP] = { "mapping", false, GDRMAP_COPY_PATH_MAPPING },
+	[FROM_VIA_THREADS] = { "threads", false, GDRMAP_COPY_PATH_THREADS },
+	[FROM_VIA_DMA] = { "dma", false, GDRMAP_COPY_PATH_DMA },
+};
+
+const char *const dir_names[2] = { "write", "read" };
+
+bool row_has(const struct row *r, int m)
+{
+	return r->verified && (r->measured & (1u << m));
+}
+
+int row_fastest(const struct row *r, int d)
+{
+	int p, best = -1;
+
+	for (p = GDRMAP_COPY_PATH_MAPPING; p <= GDRMAP_COPY_PATH_DMA; p++)
+		if (row_has(r, M_VIA(d, p)) &&
+		    (best < 0 || r->st[M_VIA(d, p)].p50 <
+				 r->st[M_VIA(d, best)].p50))
+			best = p;
+	return best;
+}
+
+double row_over_fastest(const struct row *r, int d)
+{
+	int p = row_fastest(r, d);
+
+	if (p < 0 || !row_has(r, M_AUTO(d)))
+		return NAN;
+	return r->st[M_AUTO(d)].p50 / r->st[M_VIA(d, p)].p50;
+}
+
+double row_over_gdr(const struct row *r, int d)
+{
+	if (!row_has(r, M_AUTO(d)) || !row_has(r, M_GDR(d)))
+		return NAN;
+	return r->st[M_AUTO(d)].p50 / r->st[M_GDR(d)].p50;
+}
+
+/* A p50 cell: the figure, "n/a" where the path cannot serve, else "-". */
+static const char *cell(const struct row *r, int m, char *buf, size_t len)
+{
+	if (r->na & (1u << m))
+		return "n/a";
+	if (!row_has(r, m))
+		return "-";
+	return fmt_ns(r->st[m].p50, buf, len);
+}
+
+static const char *ratio_text(double x, char *buf, size_t len)
+{
+	if (isnan(x))
+		return "-";
+	snprintf(buf, len, "%.2fx", x);
+	return buf;
+}
+
+static void print_basic(FILE *f, const struct copylat_run *run)
+{
+	static const char *const heads[4] = {
+		"to mapping", "cuMemcpyHtoD", "from mapping", "cuMemcpyDtoH",
+	};
+	char a[32], b[32], d[32], c[40];
+	int r, m;
+
+	fprintf(f, "\nlatency of one call, p0 / p50 / p99\n%9s", "size");
+	for (m = 0; m < 4; m++)
+		fprintf(f, "  %-30s", heads[m]);
+	fprintf(f, "\n");
+	for (r = 0; r < run->nrows; r++) {
+		const struct row *w = &run->rows[r];
+
+		fprintf(f, "%9zu", w->size);
+		if (!w->verified) {
+			fprintf(f, "  WRONG DATA: %s\n", w->why);
+			continue;
+		}
+		for (m = 0; m < 4; m++) {
+			snprintf(c, sizeof(c), "%s / %s / %s",
+				 fmt_ns(w->st[m].p0, a, sizeof(a)),
+				 fmt_ns(w->st[m].p50, b, sizeof(b)),
+				 fmt_ns(w->st[m].p99, d, sizeof(d)));
+			fprintf(f, "  %-30s", c);
+		}
+		fprintf(f, "\n");
+	}
+}
+
+/* One direction: gdrmap_copy_* beside gdr_copy_* and cuMemcpy, p50. */
+static void print_dir(FILE *f, const struct copylat_run *run, int d)
+{
+	char b[6][32];
+	int r, p;
+
+	fprintf(f, "\n%s: %s, p50 of one call; path: the one it takes now\n",
+		d ? "reads" : "writes", methods[M_AUTO(d)].key);
+	fprintf(f, "%9s  %9s  %9s  %11s  %-9s", "size", "gdr_copy",
+		"cuMemcpy", "gdrmap_copy", "path");
+	if (run->paths)
+		fprintf(f, "  %9s  %9s  %9s  %9s", "mapping", "threads", "dma",
+			"/fastest");
+	fprintf(f, "  %9s\n", "/gdr_copy");
+	for (r = 0; r < run->nrows; r++) {
+		const struct row *w = &run->rows[r];
+
+		fprintf(f, "%9zu", w->size);
+		if (!w->verified) {
+			fprintf(f, "  WRONG DATA: %s\n", w->why);
+			continue;
+		}
+		fprintf(f, "  %9s  %9s  %11s  %-9s",
+			cell(w, M_GDR(d), b[0], sizeof(b[0])),
+			cell(w, M_CUDA(d), b[1], sizeof(b[1])),
+			cell(w, M_AUTO(d), b[2], sizeof(b[2])),
+			path_chosen_name(w->chosen[d]));
+		if (run->paths) {
+			for (p = GDRMAP_COPY_PATH_MAPPING;
+			     p <= GDRMAP_COPY_PATH_DMA; p++)
+				fprintf(f, "  %9s", cell(w, M_VIA(d, p), b[p + 2],
+							  sizeof(b[0])));
+			fprintf(f, "  %9s", ratio_text(row_over_fastest(w, d),
+						       b[0], sizeof(b[0])));
+		}
+		fprintf(f, "  %9s\n",
+			ratio_text(row_over_gdr(w, d), b[1], sizeof(b[1])));
+	}
+}
+
+void series_of(const struct copylat_run *run, int d, bool fastest,
+		      struct series *s)
+{
+	int r;
+
+	s->n = 0;
+	for (r = 0; r < run->nrows && s->n < 64; r++) {
+		const struct row *w = &run->rows[r];
+
+		if (!w->verified)
+			continue;
+		s->size[s->n] = w->size;
+		s->path[s->n++] = fastest ? row_fastest(w, d) : w->chosen[d];
+	}
+}
+
+static void print_crossovers(FILE *f, const struct series *s)
+{
+	struct crossover x[64];
+	char a[24];
+	int k, i;
+
+	k = path_crossovers(s->size, s->path, s->n, x, 64);
+	if (!k)
+		fprintf(f, "none");
+	for (i = 0; i < k; i++)
+		fprintf(f, "%s%s (%s -> %s)", i ? ", " : "",
+			fmt_size(x[i].size, a, sizeof(a)), path_name(x[i].from),
+			path_name(x[i].to));
+}
+
+void sum_ratios(const struct copylat_run *run, int d, bool small,
+		       struct ratio_sum *rs)
+{
+	int r;
+
+	ratio_init(rs);
+	for (r = 0; r < run->nrows; r++) {
+		const struct row *w = &run->rows[r];
+
+		if (small && w->size <= SMALL_COPY)
+			ratio_add(rs, w->size, row_over_gdr(w, d), 1.0);
+		else if (!small)
+			ratio_add(rs, w->size, row_over_fastest(w, d),
+				  GOAL_RATIO);
+	}
+}
+
+static void print_summary(FILE *f, const struct copylat_run *run)
+{
+	struct series s;
+	struct ratio_sum rs;
+	char buf[512], a[24];
+	int d, fastest;
+
+	for (fastest = 0; fastest <= (run->paths ? 1 : 0); fastest++) {
+		fprintf(f, "\n%s", fastest ? "fastest forced path:" :
+					     "path gdrmap_copy_* took:");
+		for (d = 0; d < 2; d++) {
+			series_of(run, d, fastest, &s);
+			path_runs(buf, sizeof(buf), s.size, s.path, s.n);
+			fprintf(f, "%s %s: %s", d ? ";" : "", dir_names[d], buf);
+		}
+		fprintf(f, "\n  crossovers:");
+		for (d = 0; d < 2; d++) {
+			series_of(run, d, fastest, &s);
+			fprintf(f, "%s %s at ", d ? ";" : "", dir_names[d]);
+			print_crossovers(f, &s);
+		}
+		fprintf(f, "\n");
+	}
+	fprintf(f, "\n");
+	if (run->paths) {
+		fprintf(f, "gdrmap_copy_* p50 within %.1fx of the fastest path's:",
+			GOAL_RATIO);
+		for (d = 0; d < 2; d++) {
+			sum_ratios(run, d, false, &rs);
+			fprintf(f, "%s %s %d of %d sizes", d ? ";" : "",
+				dir_names[d], rs.within, rs.sizes);
+			if (rs.sizes)
+				fprintf(f, " (worst %.2fx at %s)", rs.worst,
+					fmt_size(rs.worst_size, a, sizeof(a)));
+		}
+		fprintf(f, "\n");
+	}
+	fprintf(f, "small copies (<= %s), gdrmap_copy_* p50 over gdr_copy_*'s:",
+		fmt_size(SMALL_COPY, a, sizeof(a)));
+	for (d = 0; d < 2; d++) {
+		sum_ratios(run, d, true, &rs);
+		fprintf(f, "%s %s ", d ? ";" : "", dir_names[d]);
+		if (rs.sizes)
+			fprintf(f, "worst %.2fx at %s", rs.worst,
+				fmt_size(rs.worst_size, a, sizeof(a)));
+		else
+			fprintf(f, "-");
+	}
+	fprintf(f, "\n");
+}
+
+void copylat_text(FILE *f, const struct copylat_run *run)
+{
+	print_basic(f, run);
+	if (!run->calls) {
+		fprintf(f, "\ngdrmap_copy_*: not in this libgdrapi.so.2 (not gdrmap's?), not timed\n");
+		return;
+	}
+	print_dir(f, run, 0);
+	print_dir(f, run, 1);
+	print_summary(f, run);
+}

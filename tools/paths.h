@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The copy paths of gdrmap_copy_* (gdrapi.h) as the measuring commands
+ * use them: one call by a named path, the path the library takes now for
+ * a size, letting its choice settle before it is timed, and checking
+ * what each path moved, byte by byte, against cuMemcpy.
+ */
+#ifndef GDRMAP_TOOLS_PATHS_H
+#define GDRMAP_TOOLS_PATHS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "session.h"
+
+/* Weak like session.h's: GDRCopy's libgdrapi.so.2 has none of them. */
+#pragma weak gdrmap_copy_to_mapping
+#pragma weak gdrmap_copy_from_mapping
+#pragma weak gdrmap_copy_to_mapping_via
+#pragma weak gdrmap_copy_from_mapping_via
+#pragma weak gdrmap_copy_path
+
+/* GDRMAP_COPY_PATH_* are 0 (auto) to 3 (dma). */
+#define NPATHS		4
+/* Not a path: what gdrmap_copy_path could not say, or was not asked. */
+#define PATH_UNKNOWN	(-1)
+/* path_copy / path_verify: the path cannot serve this handle. */
+#define PATH_NA		(-2)
+
+/* "auto", "mapping", "threads", "dma"; "-" for anything else. */
+const char *path_name(int path);
+/* What gdrmap_copy_path said: "measuring" for AUTO, "-" when unknown. */
+const char *path_chosen_name(int path);
+
+/* The library has gdrmap_copy_* and the _via and _path calls. */
+bool paths_available(void);
+
+/*
+ * One copy of n bytes by path (GDRMAP_COPY_PATH_AUTO: gdrmap_copy_*;
+ * else its _via call): 0, PATH_NA (EOPNOTSUPP: nothing copied) or the
+ * call's error.
+ */
+int path_copy(gdr_mh_t mh, bool write, int path, void *map, void *host,
+	      size_t n);
+
+/* The path gdrmap_copy_* takes now for n bytes, or PATH_UNKNOWN. */
+int path_chosen(gdr_mh_t mh, bool write, size_t n);
+
+/*
+ * Call gdrmap_copy_* on n bytes until its choice for their size is made
+ * (gdrmap_copy_path no longer says AUTO), at most a bounded number of
+ * calls: the copies that measure the paths are then not in the timing.
+ * 0 or the call's error.
+ */
+int path_settle(gdr_mh_t mh, bool write, void *map, void *host, size_t n);
+
+/*
+ * Move n random bytes at off by path in one direction and check every
+ * byte against cuMemcpy, after poisoning the destination with bytes that
+ * differ from the source at every position; the 64 bytes on each side of
+ * the range must be left as they were.  0, PATH_NA, EXIT_WRONG (err says
+ * where) or EXIT_CANNOT.
+ */
+int path_verify(struct session *s, struct gpubuf *b, size_t off, size_t n,
+		bool write, int path, char *err, size_t errlen);
+
+#endif /* GDRMAP_TOOLS_PATHS_H */
