@@ -163,6 +163,7 @@ class Mapping:
 
     def __init__(self, obj_or_ptr, size=None, device=None):
         self._pin = None
+        _helper.helper()	# a GDRMAP_FASTFLAG that cannot load: before pinning
         src = resolve(obj_or_ptr, size, device)
         try:
             lib, gdr = _lib.instance()
@@ -398,7 +399,8 @@ class Mapping:
         'mapping' (the CPU through the mapping), 'threads' (reads: several
         CPU threads through it), 'dma' (the GPU's copy engine), or 'auto'
         while the library is still timing that size.  With a library that
-        has no gdrmap_copy_* (GDRCopy's), 'mapping'."""
+        has no gdrmap_copy_* (GDRCopy's), 'mapping' ('dma' for a
+        copy-only pin)."""
         if type(n) is not int:
             n = _index(n, "n")
         if n < 0:
@@ -408,9 +410,10 @@ class Mapping:
         if lib.gdrmap_copy_path is None or \
                 getattr(lib, "gdrmap_copy_%s_mapping" %
                         ("to" if write else "from")) is None:
-            return "mapping"
+            return "dma" if self.copy_only else "mapping"
         code = ctypes.c_int(-1)
-        err = lib.gdrmap_copy_path(self._pin.handle, 1 if write else 0, n,
+        # The handle from hbox: 0 (refused) once closed by another thread.
+        err = lib.gdrmap_copy_path(self._hbox.value, 1 if write else 0, n,
                                    byref(code))
         if err:
             self._failed(err, "gdrmap_copy_path")

@@ -181,17 +181,18 @@ import sys
 sys.path[:0] = %r
 import check
 check.use_mock()
-from fakes import DeviceMemory
+from fakes import DeviceMemory, Mock
 import gdrmap
 mem = DeviceMemory(1 << 16)
-print("helper", gdrmap.helper_path())
 try:
     m = gdrmap.Mapping(mem.ptr, 64)
 except gdrmap.GdrmapError as e:
     print("error", e)
+    print("pins", Mock().live()[1])
 else:
     m.store_u64(8, 5)
     print("fast", m.fast_flags, m.load_u64(8))
+print("helper", gdrmap.helper_path())
 """ % ([os.path.dirname(os.path.abspath(__file__)), check.PYTHON_DIR],)
 
 
@@ -207,8 +208,8 @@ CHECK(rc == 0 and "helper None" in out and "fast False 5" in out,
       "GDRMAP_FASTFLAG=0: %s" % out)
 rc, out = run("/nonexistent/_fastflag.abi3.so")
 CHECK(rc != 0 and "GDRMAP_FASTFLAG=/nonexistent/_fastflag.abi3.so cannot "
-      "be used" in out and "to 0 for none" in out,
-      "GDRMAP_FASTFLAG naming no file: %s" % out)
+      "be used" in out and "to 0 for none" in out and "pins 0" in out,
+      "GDRMAP_FASTFLAG naming no file (refused before pinning): %s" % out)
 rc, out = run(check.MOCK_LIBRARY)	# a shared object, not the helper
 CHECK(rc != 0 and "cannot be used" in out, "GDRMAP_FASTFLAG naming "
       "another library: %s" % out)
