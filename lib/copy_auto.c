@@ -7,7 +7,9 @@
  * first copies of each size class (a power of two) on each device,
  * mapping type and direction take turns on every path that can serve
  * them, TRIALS timed copies each after one untimed; the path with the
- * lowest median serves the class from then on.  A path whose two timed
+ * lowest median serves the class from then on (two paths whose medians
+ * are within a quarter of each other are both measured on, to
+ * TRIALS_MAX copies, before one is chosen).  A path whose two timed
  * copies were both more than SLOWER times slower than the best seen is
  * dropped (a 64 MiB read through the mapping costs 80 ms on an H200).
  * Helper threads are woken before a threaded read is timed: the choice
@@ -42,6 +44,10 @@
 
 #define NCLASS	48
 #define TRIALS	5
+/* Two paths this close after TRIALS (ratio of medians, in percent) are
+ * measured on to TRIALS_MAX copies each before one is chosen. */
+#define CLOSE	125
+#define TRIALS_MAX 15
 #define SLOWER	4
 #define MARGIN	2
 #define NPATH	4	/* indexed by GDRMAP_COPY_PATH_*; 0 unused */
@@ -52,7 +58,8 @@ struct tclass {
 	_Atomic int path;		/* the choice; 0 while measuring */
 	uint8_t runs[NPATH];		/* copies made, the untimed first too */
 	uint8_t dropped;		/* paths out of the running (bits) */
-	uint64_t ns[NPATH][TRIALS];
+	uint8_t want;			/* timed copies a path needs; 0: TRIALS */
+	uint64_t ns[NPATH][TRIALS_MAX];
 };
 
 struct gdr_tune {
@@ -245,7 +252,38 @@ static uint64_t median(uint64_t *v, int n)
 	return v[n / 2];
 }
 
-/* Every path still running has its TRIALS: choose; t->lock held. */
+/*
+ * Five copies cannot tell apart two paths within a few tens of percent:
+ * when the runner-up's median is within CLOSE of the best's, drop the
+ * others and measure both on to TRIALS_MAX copies.  1 if it did.
+ */
+static int close_contest(struct tclass *c, const uint64_t *med, int best,
+			 int possible)
+{
+	int p, second = 0;
+
+	if (c->want)
+		return 0;
+	for (p = 1; p < NPATH; p++)
+		if (p != best && (possible & (1 << p)) &&
+		    !(c->dropped & (1 << p)) &&
+		    (!second || med[p] < med[second]))
+			second = p;
+	if (!second || med[second] * 100 > med[best] * CLOSE)
+		return 0;
+	c->want = TRIALS_MAX;
+	for (p = 1; p < NPATH; p++)
+		if (p != best && p != second)
+			c->dropped |= 1 << p;
+	return 1;
+}
+
+static int wanted(const struct tclass *c)
+{
+	return c->want ? c->want : TRIALS;
+}
+
+/* Every path still running has its timed copies: choose; t->lock held. */
 static void decide(struct gdr_tune *t, int ci, int possible)
 {
 	struct tclass *c = &t->c[ci];
@@ -255,12 +293,14 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 	for (p = 1; p < NPATH; p++) {
 		if (!(possible & (1 << p)) || (c->dropped & (1 << p)))
 			continue;
-		med[p] = median(c->ns[p], TRIALS);
+		med[p] = median(c->ns[p], wanted(c));
 		if (!best || med[p] < med[best])
 			best = p;
 	}
 	if (!best)
 		best = GDRMAP_COPY_PATH_MAPPING;
+	if (close_contest(c, med, best, possible))
+		return;
 	/* The best time any other path made, dropped ones too. */
 	best_other = UINT64_MAX;
 	for (p = 1; p < NPATH; p++) {
@@ -268,7 +308,7 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 
 		if (p == best || runs < 1)
 			continue;
-		for (k = 0; k < runs && k < TRIALS; k++)
+		for (k = 0; k < runs && k < TRIALS_MAX; k++)
 			if (c->ns[p][k] < best_other)
 				best_other = c->ns[p][k];
 	}
@@ -301,13 +341,17 @@ static int next_trial(struct gdr_tune *t, int ci, int possible)
 		return 0;
 	for (p = 1; p < NPATH; p++) {
 		if (!(possible & (1 << p)) || (c->dropped & (1 << p)) ||
-		    c->runs[p] > TRIALS)
+		    c->runs[p] > wanted(c))
 			continue;
 		if (!pick || c->runs[p] < c->runs[pick])
 			pick = p;
 	}
-	if (!pick)
+	if (!pick) {
 		decide(t, ci, possible);
+		/* A close contest goes on. */
+		if (!atomic_load_explicit(&c->path, memory_order_relaxed))
+			return next_trial(t, ci, possible);
+	}
 	return pick;
 }
 
@@ -317,7 +361,7 @@ static uint64_t fastest(const struct tclass *c, int q)
 	uint64_t best = UINT64_MAX;
 	int k;
 
-	for (k = 0; k < c->runs[q] - 1 && k < TRIALS; k++)
+	for (k = 0; k < c->runs[q] - 1 && k < TRIALS_MAX; k++)
 		if (c->ns[q][k] < best)
 			best = c->ns[q][k];
 	return best;
@@ -332,7 +376,7 @@ static void record(struct gdr_tune *t, int ci, int p, uint64_t ns,
 	int q;
 
 	if (atomic_load_explicit(&c->path, memory_order_relaxed) ||
-	    c->runs[p] > TRIALS)
+	    c->runs[p] > wanted(c))
 		return;
 	if (c->runs[p] > 0)
 		c->ns[p][c->runs[p] - 1] = ns;
