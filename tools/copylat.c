@@ -198,6 +198,8 @@ int cmd_copylat(int argc, char **argv)
 	ret = gpubuf_open(&s, &b, o.offset + o.size, o.offset);
 	if (ret)
 		goto close_buf;
+	if (nmethods > TO_AUTO)
+		paths_start_helpers(&s, &b, o.offset, o.size);
 	host = host_alloc(&s, o.offset + o.size, &pinned);
 	maxk = (size_t)(o.w_iters > o.r_iters ? o.w_iters : o.r_iters);
 	v = malloc(maxk * sizeof(*v));

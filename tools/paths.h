@@ -55,6 +55,18 @@ int path_chosen(gdr_mh_t mh, bool write, size_t n);
 int path_settle(gdr_mh_t mh, bool write, void *map, void *host, size_t n);
 
 /*
+ * Start the library's read helpers (the threads path) with this thread
+ * allowed every CPU of the session's list, then pin it back to its one
+ * CPU.  The library starts them at the first threaded read, one fewer
+ * than the CPUs the reading thread may use (at most 3), and they inherit
+ * its affinity: started from the measuring thread, which runs on one
+ * CPU, there would be none.  The helpers then run on the list's other
+ * CPUs, as copybw's threads do.  len: bytes mapped at off.
+ */
+void paths_start_helpers(struct session *s, struct gpubuf *b, size_t off,
+			 size_t len);
+
+/*
  * Move n random bytes at off by path in one direction and check every
  * byte against cuMemcpy, after poisoning the destination with bytes that
  * differ from the source at every position; the 64 bytes on each side of
