@@ -28,6 +28,11 @@ gdr_pin_buffer_v2@@GDRAPI_2.5
 gdr_runtime_get_version@@GDRAPI_2.0
 gdr_unmap@@GDRAPI_2.0
 gdr_unpin_buffer@@GDRAPI_2.0
+gdrmap_copy_from_mapping@@GDRMAP_0.1
+gdrmap_copy_from_mapping_via@@GDRMAP_0.1
+gdrmap_copy_path@@GDRMAP_0.1
+gdrmap_copy_to_mapping@@GDRMAP_0.1
+gdrmap_copy_to_mapping_via@@GDRMAP_0.1
 gdrmap_last_error@@GDRMAP_0.1
 gdrmap_mem_alloc@@GDRMAP_0.1
 gdrmap_mem_free@@GDRMAP_0.1"
