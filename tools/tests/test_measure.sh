@@ -113,6 +113,9 @@ expect "copylat --paths: crossovers" jq_has "$f" .crossovers.write .crossovers.r
 expect "copylat --paths: the goal" jq_is "$f" .goal.ratio 1.1
 expect "copylat --paths: sizes against the goal" jq_is "$f" .goal.read.sizes 14
 expect "copylat --paths: small copies" jq_is "$f" .small_copies.write.sizes 8
+expect "copylat --paths: why threads cannot write" sh -c \
+	"'$JSONQ' '$f' .not_available[0].direction .not_available[0].path .not_available[0].from_size | tr '\n' ' ' | grep -qx 'write threads 8 '"
+expect "... in the library's words" sh -c "'$JSONQ' '$f' .not_available[0].why | grep -q 'threads only read'"
 run_rc pathstxt "$GDRMAP" copylat $dev_opt --paths -m 8 -s 4K -w 5 -r 5
 expect "copylat --paths (text) exits 0 (got $rc)" [ $rc = 0 ]
 for w in "writes: gdrmap_copy_to_mapping" "reads: gdrmap_copy_from_mapping" \
