@@ -2,13 +2,20 @@
 """Latency of reading and writing an 8-byte flag in GPU memory from Python,
 through gdrmap's mapping against PyTorch's ways, in one run, on every GPU:
 
-  read:  Mapping.load_u64, Mapping.read(8), tensor.item(), tensor.cpu()
-  write: Mapping.store_u64, Mapping.write(8 bytes), tensor.fill_(v) (a
-         kernel launch: returns before the GPU has written), fill_ +
-         torch.cuda.synchronize() (written), copy_ from pinned host memory
-         (non_blocking) + synchronize
-  floor: the library's copy through ctypes with nothing around it, and
-         time.perf_counter_ns() itself (included in every figure)
+  read:  Mapping.load_u64 (through the compiled helper, gdrmap._fastflag,
+         when the package has one), the same through ctypes (the class's
+         method, Mapping.load_u64(m, 0): what every load cost before the
+         helper, and still costs without it), Mapping.read(8),
+         tensor.item(), tensor.cpu()
+  write: Mapping.store_u64 (helper), the same through ctypes,
+         Mapping.write(8 bytes), tensor.fill_(v) (a kernel launch: returns
+         before the GPU has written), fill_ + torch.cuda.synchronize()
+         (written), copy_ from pinned host memory (non_blocking) +
+         synchronize
+  floor: the library's copy through ctypes with nothing around it, the
+         helper's bare access (_fastflag.load/store: fence and access, no
+         checks), and time.perf_counter_ns() itself (included in every
+         figure)
 
 and Mapping.load_u64 while the stream is busy with a long kernel, next to
 one tensor.item(), which waits for that kernel.  Each call is timed alone
@@ -17,7 +24,9 @@ garbage collector off; p50, p99, min and mean in nanoseconds.
 
 usage: python_flaglat.py OUTDIR [ITERS]  (from the top of the tree; run it
 pinned to one CPU, as bench/python-gpu-run.sh does).  Writes
-OUTDIR/python_flaglat.json and python_flaglat.txt.
+OUTDIR/python_flaglat.json and python_flaglat.txt.  The helper used is
+gdrmap.helper_path() (GDRMAP_FASTFLAG picks it; how it was built is
+$GDRMAP_HELPER_BUILT, which python-gpu-run.sh sets).
 """
 
 import ctypes
@@ -93,6 +102,8 @@ def machine():
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "gdrmap_library": tree_relative(gdrmap.library_path()),
+        "flag_helper": tree_relative(gdrmap.helper_path()),
+        "flag_helper_built": os.environ.get("GDRMAP_HELPER_BUILT"),
         "backend": gdrmap.backend(),
         "commit": os.environ.get("GDRMAP_COMMIT") or cmd(
             "git", "rev-parse", "HEAD"),
@@ -113,13 +124,28 @@ def run_device(dev):
         args = (m._hbox, ctypes.byref(value), ctypes.c_void_p(m._cpu),
                 ctypes.c_size_t(8))
         held = lib.copy_from_held
+        fast = gdrmap._helper.helper() if m.fast_flags else None
+        load, store = gdrmap.Mapping.load_u64, gdrmap.Mapping.store_u64
+        cpu = m._cpu
         r["clock"] = timed(lambda: None)
         r["read: ctypes floor"] = timed(lambda: held(*args))
+        if fast:
+            fast_load = fast.load
+            r["read: helper floor (_fastflag.load)"] = timed(
+                lambda: fast_load(cpu, 8))
         r["read: Mapping.load_u64"] = timed(lambda: m.load_u64(0))
+        r["read: Mapping.load_u64 through ctypes"] = timed(
+            lambda: load(m, 0))
         r["read: Mapping.read(8)"] = timed(lambda: m.read(8))
         r["read: tensor.item()"] = timed(lambda: one.item())
         r["read: tensor.cpu()"] = timed(lambda: one.cpu())
+        if fast:
+            fast_store = fast.store
+            r["write: helper floor (_fastflag.store)"] = timed(
+                lambda: fast_store(cpu, 8, 5))
         r["write: Mapping.store_u64"] = timed(lambda: m.store_u64(0, 5))
+        r["write: Mapping.store_u64 through ctypes"] = timed(
+            lambda: store(m, 0, 5))
         eight = b"\x05\0\0\0\0\0\0\0"
         r["write: Mapping.write(8 bytes)"] = timed(lambda: m.write(eight))
         r["write: tensor.fill_() (launch only)"] = timed(
@@ -153,6 +179,7 @@ def run_device(dev):
             "p50": wait_ns, "p99": wait_ns, "min": wait_ns, "mean": wait_ns,
             "n": 1}
         r["stream still busy after the mapped reads"] = still_busy
+        r["flags through the helper"] = m.fast_flags
     return r
 
 
@@ -180,6 +207,24 @@ for dev, r in results["devices"].items():
                  "%s (p50 %d)" % ("met" if read <= 2000 else "NOT met", read,
                                   "met" if write <= 1000 else "NOT met",
                                   write))
+    # What Mapping's checks add to the helper's bare access (about
+    # nothing), and what ctypes adds.
+    floor = {k: r[k]["p50"] for k in ("read: helper floor (_fastflag.load)",
+                                      "write: helper floor (_fastflag.store)")
+             if k in r}
+    if floor:
+        lines.append(
+            "  over the helper's bare access, p50: load_u64 %+d ns (through "
+            "ctypes %+d ns), store_u64 %+d ns (through ctypes %+d ns)" % (
+                read - floor["read: helper floor (_fastflag.load)"],
+                r["read: Mapping.load_u64 through ctypes"]["p50"] -
+                floor["read: helper floor (_fastflag.load)"],
+                write - floor["write: helper floor (_fastflag.store)"],
+                r["write: Mapping.store_u64 through ctypes"]["p50"] -
+                floor["write: helper floor (_fastflag.store)"]))
+    else:
+        lines.append("  no flag helper: load_u64/store_u64 went through "
+                     "ctypes")
 text = "\n".join(lines) + "\n"
 with open(os.path.join(out_dir, "python_flaglat.txt"), "w") as f:
     f.write(text)

@@ -52,6 +52,7 @@ static struct {
 	int helpers;
 	_Atomic uint32_t seq;	/* the read in progress; the futex word */
 	_Atomic int sleepers;
+	_Atomic int awake;	/* helpers not asleep on the futex */
 	_Atomic uint32_t nparts;
 	_Atomic uint32_t done;
 	struct part parts[MAX_HELPERS + 1];
@@ -114,6 +115,7 @@ static uint32_t wait_read(uint32_t last)
 			cpu_relax();
 		}
 	} while (now_ns() - t0 < SPIN_NS);
+	atomic_fetch_sub(&pool.awake, 1);
 	for (;;) {
 		/* Announced before the check, which the reader's seq_cst
 		 * store and load pair with: no wake-up is lost. */
@@ -123,8 +125,10 @@ static uint32_t wait_read(uint32_t last)
 				NULL, NULL, 0);
 		atomic_fetch_sub(&pool.sleepers, 1);
 		s = atomic_load_explicit(&pool.seq, memory_order_acquire);
-		if (s != last)
+		if (s != last) {
+			atomic_fetch_add(&pool.awake, 1);
 			return s;
+		}
 	}
 }
 
@@ -133,6 +137,7 @@ static void *helper(void *arg)
 	uint32_t me = (uint32_t)(uintptr_t)arg;
 	uint32_t last = atomic_load(&pool.seq);
 
+	atomic_fetch_add(&pool.awake, 1);
 	for (;;) {
 		last = wait_read(last);
 		run_parts(last, me);
@@ -140,10 +145,42 @@ static void *helper(void *arg)
 	return NULL;
 }
 
-static int wanted_helpers(void)
+/* The CPUs the process could use when the library was loaded. */
+static cpu_set_t at_load;
+static int at_load_known;
+
+__attribute__((constructor)) static void record_cpus(void)
+{
+	at_load_known = !sched_getaffinity(0, sizeof(at_load), &at_load);
+}
+
+/*
+ * Where helpers may run: the calling thread's CPUs; but a thread pinned
+ * to one CPU after start (a benchmark's measuring thread) lends them the
+ * other CPUs the process had when the library was loaded.  A process
+ * bound to one CPU from the start (an MPI rank bound to a core) has none.
+ */
+static void helper_cpus(cpu_set_t *set)
+{
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(*set), set)) {
+		CPU_ZERO(set);
+		return;
+	}
+	if (CPU_COUNT(set) != 1 || !at_load_known)
+		return;
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, set); cpu++)
+		;
+	*set = at_load;
+	CPU_CLR(cpu, set);
+	if (!CPU_COUNT(set))
+		CPU_SET(cpu, set);
+}
+
+static int wanted_helpers(const cpu_set_t *set)
 {
 	const char *v = getenv("GDRMAP_COPY_THREADS");
-	cpu_set_t set;
 	int cpus;
 
 	if (v && *v) {
@@ -157,19 +194,25 @@ static int wanted_helpers(void)
 			return (int)n;
 		}
 	}
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 0;
-	cpus = CPU_COUNT(&set);
-	return cpus - 1 < DEFAULT_HELPERS ? cpus - 1 : DEFAULT_HELPERS;
+	/* The caller reads too, on one of them unless they were lent. */
+	cpus = CPU_COUNT(set);
+	if (cpus && CPU_ISSET(sched_getcpu(), set))
+		cpus--;
+	return cpus < DEFAULT_HELPERS ? cpus : DEFAULT_HELPERS;
 }
 
 static void start_helpers(void)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
-	int want = wanted_helpers(), i;
+	cpu_set_t cpus;
+	int want, i;
 
+	helper_cpus(&cpus);
+	want = wanted_helpers(&cpus);
 	pthread_attr_init(&attr);
+	if (CPU_COUNT(&cpus))
+		pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 << 10);
 	/* Signals are the application's business: never deliver them to a
@@ -252,6 +295,27 @@ int gdr_threads_read(gdr_read_fn fn, void *host_dst, const void *map_src,
 	return 0;
 }
 
+void gdr_threads_warm(void)
+{
+	uint64_t t0;
+	uint32_t seq;
+
+	if (!gdr_threads_helpers() || pthread_mutex_trylock(&pool.busy))
+		return;
+	/* A read of nothing: it wakes whoever sleeps. */
+	seq = atomic_load_explicit(&pool.seq, memory_order_relaxed) + 1;
+	atomic_store_explicit(&pool.nparts, 0, memory_order_relaxed);
+	atomic_store(&pool.seq, seq);
+	if (atomic_load(&pool.sleepers))
+		syscall(SYS_futex, &pool.seq, FUTEX_WAKE_PRIVATE, INT_MAX,
+			NULL, NULL, 0);
+	t0 = now_ns();
+	while (atomic_load(&pool.awake) < pool.helpers &&
+	       now_ns() - t0 < 2000000)
+		cpu_relax();
+	pthread_mutex_unlock(&pool.busy);
+}
+
 void gdr_threads_fork_child(void)
 {
 	/* The helpers did not come along; the child starts its own if it
@@ -261,4 +325,5 @@ void gdr_threads_fork_child(void)
 	pool.started = 0;
 	pool.helpers = 0;
 	atomic_store(&pool.sleepers, 0);
+	atomic_store(&pool.awake, 0);
 }

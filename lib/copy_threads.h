@@ -32,6 +32,13 @@ int gdr_threads_helpers(void);
 int gdr_threads_read(gdr_read_fn fn, void *host_dst, const void *map_src,
 		     size_t n);
 
+/*
+ * Wake the helpers and wait (at most 2 ms) until every one is awake: a
+ * measurement of threaded reads times them as a burst of reads finds
+ * them, not their wake-up.
+ */
+void gdr_threads_warm(void);
+
 /* In a fork child: the helpers are the parent's. */
 void gdr_threads_fork_child(void);
 

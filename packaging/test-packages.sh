@@ -11,8 +11,9 @@
 #   3. compile a consumer found through `pkg-config gdrapi` and run it
 #      (no GPU needed: version query, gdr_open failing cleanly), run
 #      the installed `gdrmap doctor` (exit 0 without a GPU), and use the
-#      Python package with Debian's python3 (the installed library and
-#      command; gdr_open failing with its explanation);
+#      Python package with Debian's python3 (the installed library,
+#      command and compiled flag helper; gdr_open failing with its
+#      explanation);
 #   4. check gdrdrv.ko was built by DKMS for the newest installed
 #      /usr/src/linux-headers-* (built with -k if the postinst had not);
 #   5. purge them and check /usr /etc /lib /var/lib/dkms hold exactly the
@@ -28,10 +29,10 @@ set -eu
 keep=0
 [ "${1:-}" = -k ] && keep=1
 top=$(cd "$(dirname "$0")/.." && pwd)
-PKGS="gdrmap gdrmap-tools gdrmap-tools-dbgsym gdrmap-dkms libgdrapi-dev libgdrapi2 libgdrapi2-dbgsym python3-gdrmap"
+PKGS="gdrmap gdrmap-tools gdrmap-tools-dbgsym gdrmap-dkms libgdrapi-dev libgdrapi2 libgdrapi2-dbgsym python3-gdrmap python3-gdrmap-dbgsym"
 # Stand-ins for NVIDIA's packages of these names, made by this test.
 NV_PKGS="gdrcopy-tests libgdrapi gdrdrv-dkms"
-DEPS="debhelper dkms pkgconf gcc make libc6-dev man-db dh-python pybuild-plugin-pyproject python3-all"
+DEPS="debhelper dkms pkgconf gcc make libc6-dev man-db dh-python pybuild-plugin-pyproject python3-all python3-all-dev"
 SNAP_DIRS="/usr /etc /lib /var/lib/dkms"
 # Another apt or dpkg at work on this machine is waited for, not failed on.
 APT="apt-get -o DPkg::Lock::Timeout=600"
@@ -200,6 +201,7 @@ import os, gdrmap
 lib = gdrmap.library_path()
 print("library", lib)
 print("module", os.path.dirname(gdrmap.__file__))
+print("helper", gdrmap.helper_path())
 report = gdrmap.doctor()
 print("doctor", report["tool"], report["command"], report["library"]["path"])
 try:
@@ -218,6 +220,9 @@ lib=$(sed -n 's/^library //p' "$work/python.log")
 	fail "the Python package loaded '$lib', not libgdrapi2's"
 grep -qx "module /usr/lib/python3/dist-packages/gdrmap" "$work/python.log" ||
 	fail "python3 imported gdrmap from elsewhere than python3-gdrmap"
+helper=$(sed -n 's/^helper //p' "$work/python.log")
+[ "$(dpkg -S "$helper" 2>/dev/null | cut -d: -f1)" = python3-gdrmap ] ||
+	fail "the Python package's flag helper is '$helper', not python3-gdrmap's"
 grep -q "^doctor gdrmap doctor " "$work/python.log" ||
 	fail "gdrmap.doctor() did not return the installed command's report"
 grep -Eq '^(backend |gdr_open: no backend is usable)' "$work/python.log" ||

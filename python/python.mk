@@ -1,13 +1,23 @@
-# python/: the gdrmap Python package (pure Python, nothing to build) and
-# its tests, run with Debian's python3 (PYTHON):
+# python/: the gdrmap Python package (Python, and one optional compiled
+# helper, gdrmap/_fastflag.c) and its tests, run with Debian's python3
+# (PYTHON):
 #   python/tests/test_*.py      host tests, against the tree's library and
 #                               libgdrapi-mock.so (the real library with a
 #                               backend whose "GPU memory" is host memory)
+#                               and libgdrapi-mock-gdrcopy.so (the same
+#                               without gdrmap's best-path copies, as
+#                               GDRCopy's library)
 #   python/tests/gpu/test_*.py  GPU tests: skip without a GPU, PyTorch or
 #                               CuPy (bench/python-gpu-run.sh runs them there)
+#
+# python-helper builds the helper into $(O)/python/gdrmap/, where the
+# package finds it when it runs from the tree, with PYTHON's headers:
+# for the stable ABI of 3.11 (_fastflag.abi3.so, loaded by every Python
+# from 3.11 on) where PYTHON is 3.11 or newer, else for PYTHON alone.
 
 PYTHON ?= /usr/bin/python3
 PY_MOCK_LIB := $(O)/python/libgdrapi-mock.so
+PY_MOCK_GDRCOPY_LIB := $(O)/python/libgdrapi-mock-gdrcopy.so
 PY_TESTS := $(sort $(wildcard python/tests/test_*.py)) \
 	$(sort $(wildcard python/tests/gpu/test_*.py))
 
@@ -16,8 +26,43 @@ $(PY_MOCK_LIB): python/tests/mock_gdrapi.c $(LIB_INTERNAL_A)
 	$(CC) $(ALL_CFLAGS) -Ilib -fPIC -shared -Wl,-z,defs -o $@ $< \
 		$(LIB_INTERNAL_A) -lpthread -ldl
 
-.PHONY: python-tests check-python
-python-tests: lib tools $(PY_MOCK_LIB)
+# The version script keeps the real library's gdrmap_copy_* (were the
+# archive's objects to bring them) out of its dynamic symbols.
+$(PY_MOCK_GDRCOPY_LIB): python/tests/mock_gdrapi.c python/tests/mock-gdrcopy.map \
+		$(LIB_INTERNAL_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DMOCK_GDRCOPY -Ilib -fPIC -shared -Wl,-z,defs \
+		-Wl,--version-script=python/tests/mock-gdrcopy.map -o $@ $< \
+		$(LIB_INTERNAL_A) -lpthread -ldl
+
+# The helper, rebuilt when its source is newer.  PYTHON says its name and
+# headers; without Python.h (Debian: python3-dev) it fails, saying so.
+PY_HELPER_DIR := $(O)/python/gdrmap
+
+.PHONY: python-helper
+python-helper:
+	@set -e; mkdir -p $(PY_HELPER_DIR); \
+	info=$$($(PYTHON) -c 'import sys, sysconfig; \
+		print(".abi3.so" if sys.version_info >= (3, 11) else \
+		sysconfig.get_config_var("EXT_SUFFIX"), \
+		sysconfig.get_paths()["include"])') || \
+		{ echo "python-helper: $(PYTHON) does not run" >&2; exit 1; }; \
+	set -- $$info; \
+	so=$(PY_HELPER_DIR)/_fastflag$$1; \
+	[ -f "$$2/Python.h" ] || { echo "python-helper: $(PYTHON) has no \
+		Python.h in $$2: install its headers (Debian: apt-get install \
+		python3-dev)" >&2; exit 1; }; \
+	[ "$$so" -nt python/gdrmap/_fastflag.c ] && exit 0; \
+	echo "$(CC) $(ALL_CFLAGS) -fPIC -shared -isystem $$2 -o $$so python/gdrmap/_fastflag.c"; \
+	$(CC) $(ALL_CFLAGS) -fPIC -shared -isystem "$$2" -o "$$so.tmp" \
+		python/gdrmap/_fastflag.c; \
+	mv "$$so.tmp" "$$so"
+
+# python-mocks: what the tests need but the helper (a GPU machine's
+# Python may have no headers: bench/python-gpu-run.sh builds it apart).
+.PHONY: python-mocks python-tests check-python
+python-mocks: lib tools $(PY_MOCK_LIB) $(PY_MOCK_GDRCOPY_LIB)
+python-tests: python-mocks python-helper
 
 check-python: python-tests
 	@echo "== Python package (python/tests, $(PYTHON))"

@@ -17,10 +17,11 @@ set -u
 # cross compiler and qemu-user to run its tests); the Vulkan header the
 # ABI test compares with; plots; the man pages' and the rpm spec's
 # checkers, pkg-config for make install's test; the Python package's tests
-# (python3, venv + pip to install it offline, NumPy buffers).
+# (python3, its headers for the compiled flag helper, venv + pip to install
+# it offline, NumPy buffers).
 check_pkgs="make gcc g++ clang libclang-rt-14-dev binutils gcc-aarch64-linux-gnu
 	libc6-dev-arm64-cross qemu-user libvulkan-dev gnuplot-nox pkgconf man-db
-	groff-base rpm python3 python3-venv python3-pip python3-numpy"
+	groff-base rpm python3 python3-dev python3-venv python3-pip python3-numpy"
 # make check-all adds: the VM tests (QEMU for x86-64 and arm64, busybox,
 # what Debian's prebuilt kbuild tools and the 6.12 BTF step need; the arm64
 # guest's busybox is Debian's arm64 .deb, fetched by tests/vm, never
@@ -29,12 +30,12 @@ check_pkgs="make gcc g++ clang libclang-rt-14-dev binutils gcc-aarch64-linux-gnu
 # tests use (mmdebstrap, also for the chroots of the kernel matrix's other
 # suites); the kernel headers gdrdrv is built against (Debian 12's 6.1 and
 # 6.12; the VM tests fetch their own); the Python package's Debian
-# packaging (dh-python, pybuild).
+# packaging (dh-python, pybuild, the headers of every Python version).
 all_pkgs="$check_pkgs
 	qemu-system-x86 qemu-system-arm busybox-static cpio gzip kmod apt dpkg dpkg-dev
 	libc-bin libelf1 libssl3 pahole debhelper dkms mmdebstrap
 	linux-headers-amd64 linux-headers-6.12-amd64
-	dh-python pybuild-plugin-pyproject python3-all"
+	dh-python pybuild-plugin-pyproject python3-all python3-all-dev"
 
 list=
 pkgs=$all_pkgs what="make check-all"

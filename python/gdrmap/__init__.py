@@ -7,14 +7,17 @@
         value = m.load_u64(8)             # one PCIe round trip (~1 us)
         m.wait(8, 100, timeout=5)         # poll until the GPU writes 100
 
-Pure Python over gdrmap's libgdrapi.so.2 (ctypes): $GDRMAP_LIBRARY, else
-the build of the gdrmap tree this package runs from, else the system's.
-Failures raise GdrmapError (an OSError) with the library's explanation.
+Python over gdrmap's libgdrapi.so.2 (ctypes): $GDRMAP_LIBRARY, else
+the build of the gdrmap tree this package runs from, else the system's;
+flag reads and writes go through a small compiled helper where the
+package has one (helper_path()), else through ctypes.  Failures raise
+GdrmapError (an OSError) with the library's explanation.
 See python/README.md.
 """
 
 import ctypes
 
+from . import _helper
 from ._lib import BACKENDS, GDRMAP_ATTR_BACKEND
 from ._lib import instance as _instance
 from ._lib import library as _library
@@ -25,7 +28,7 @@ from .memory import cupy_memory_pool, mem_alloc, mem_free
 
 __version__ = "0.1"
 __all__ = ["Mapping", "GdrmapError", "doctor", "mem_alloc", "mem_free",
-           "cupy_memory_pool", "library_path", "backend"]
+           "cupy_memory_pool", "library_path", "helper_path", "backend"]
 
 
 def library_path():
@@ -36,6 +39,14 @@ def library_path():
         return _library().path
     except GdrmapError:
         return None
+
+
+def helper_path():
+    """The path of the compiled flag helper (gdrmap/_fastflag*.so) that
+    Mapping's load_*/store_* use, or None when they go through ctypes
+    (not built, or GDRMAP_FASTFLAG=0).  Raises GdrmapError when
+    GDRMAP_FASTFLAG names a file that cannot be loaded."""
+    return _helper.path()
 
 
 def backend():

@@ -69,7 +69,22 @@ _PROTOTYPES = {
     "gdrmap_last_error": (c_char_p, [], False),
     "gdrmap_mem_alloc": (c_int, [c_int, c_size_t, POINTER(c_ulong)], False),
     "gdrmap_mem_free": (c_int, [c_ulong], False),
+    # Copies by the fastest path for their size (mapping, threads, DMA).
+    "gdrmap_copy_to_mapping": (c_int, [HANDLE, c_void_p, c_void_p,
+                                       c_size_t], False),
+    "gdrmap_copy_from_mapping": (c_int, [HANDLE, c_void_p, c_void_p,
+                                         c_size_t], False),
+    "gdrmap_copy_to_mapping_via": (c_int, [HANDLE, c_void_p, c_void_p,
+                                           c_size_t, c_int], False),
+    "gdrmap_copy_from_mapping_via": (c_int, [HANDLE, c_void_p, c_void_p,
+                                             c_size_t, c_int], False),
+    "gdrmap_copy_path": (c_int, [HANDLE, c_int, c_size_t, POINTER(c_int)],
+                         False),
 }
+
+# GDRMAP_COPY_PATH_* (gdrapi.h), by the names Mapping's path= takes.
+COPY_PATHS = {"auto": 0, "mapping": 1, "threads": 2, "dma": 3}
+COPY_PATH_NAMES = {v: k for k, v in COPY_PATHS.items()}
 
 
 class Library:
@@ -79,6 +94,14 @@ class Library:
     the ``*_held`` copies: those keep it, which saves the release and
     re-acquisition on calls of a microsecond, and take their arguments as
     ready-made ctypes objects (no argtypes to convert through).
+
+    Bulk copies (Mapping.read, readinto, write) go through ``bulk_to`` and
+    ``bulk_from``, the names of gdrmap_copy_to/from_mapping (each copy by
+    the fastest of the CPU through the mapping, several CPU threads, or
+    DMA, for its size) where the library has them, else of
+    gdr_copy_to/from_mapping (GDRCopy's library: the CPU through the
+    mapping).  Flags (load_*/store_*, at most 8 bytes, which the mapping
+    always serves fastest) use gdr_copy_* through ``copy_*_held``.
     """
 
     def __init__(self, path):
@@ -107,11 +130,14 @@ class Library:
             if fn is not None:
                 fn.restype, fn.argtypes = restype, argtypes
             setattr(self, name, fn)
-        held = ctypes.PYFUNCTYPE(c_int)
-        self.copy_to_held = held(ctypes.cast(self.gdr_copy_to_mapping,
-                                             c_void_p).value)
-        self.copy_from_held = held(ctypes.cast(self.gdr_copy_from_mapping,
-                                               c_void_p).value)
+        self.copy_to_held = _held(self.gdr_copy_to_mapping)
+        self.copy_from_held = _held(self.gdr_copy_from_mapping)
+        self.bulk_to = "gdrmap_copy_to_mapping" \
+            if self.gdrmap_copy_to_mapping else "gdr_copy_to_mapping"
+        self.bulk_from = "gdrmap_copy_from_mapping" \
+            if self.gdrmap_copy_from_mapping else "gdr_copy_from_mapping"
+        self.bulk_to_held = _held(getattr(self, self.bulk_to))
+        self.bulk_from_held = _held(getattr(self, self.bulk_from))
 
     def explain(self):
         """The library's explanation of this thread's last failure."""
@@ -128,6 +154,12 @@ class Library:
         if self.gdr_get_mapping_type_string(mapping_type, ctypes.byref(name)):
             return "unknown (%d)" % mapping_type
         return name.value.decode()
+
+
+def _held(fn):
+    """fn called with the GIL kept, its arguments ready-made ctypes
+    objects."""
+    return ctypes.PYFUNCTYPE(c_int)(ctypes.cast(fn, c_void_p).value)
 
 
 class _DlInfo(ctypes.Structure):

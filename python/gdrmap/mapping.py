@@ -10,9 +10,10 @@ import weakref
 from ctypes import (byref, c_char, c_size_t, c_uint32, c_uint64, c_ulong,
                     c_void_p)
 
-from . import _lib
+from . import _helper, _lib
 from ._buffer import HostBuffer
 from ._source import _index, resolve
+from .errors import GdrmapError
 
 # Copies up to this size keep the GIL (a few microseconds at most);
 # larger ones release it so that other threads run meanwhile.
@@ -53,7 +54,9 @@ class _Pin:
     Copies that release the GIL count themselves in ``users`` (under
     ``cond``); close waits for them before unmapping.  Copies that keep
     the GIL go through ``hbox``, the handle, which close zeroes first:
-    the library refuses handle 0, so no copy reaches an unmapped page."""
+    the library refuses handle 0, so no copy reaches an unmapped page.
+    Flags through the compiled helper go through ``window``, which close
+    closes first, with the GIL held: it refuses from then on."""
 
     def __init__(self, lib, gdr, src):
         self.lib, self.gdr, self.src = lib, gdr, src
@@ -63,6 +66,7 @@ class _Pin:
         self.cond = threading.Condition(threading.Lock())
         self.users = 0
         self.closed = None		# why it is closed, once it is
+        self.window = None		# the helper's Window (_helper.py)
 
     def open(self):
         lib, src = self.lib, self.src
@@ -87,6 +91,7 @@ class _Pin:
             self._release()
             raise exc
         # Mapped, with no mapping type: a copy-only pin (gdrapi(3)).
+        self.type_code = info.mapping_type
         self.mapping_type = "copy-only" if info.mapping_type == 0 else \
             lib.mapping_type_name(info.mapping_type)
         self.cpu = self.va + (src.ptr - info.va)
@@ -112,6 +117,8 @@ class _Pin:
                 return
             self.closed = "the Mapping is closed"
             self.hbox.value = 0
+            if self.window is not None:
+                self.window.close()
             while self.users:
                 self.cond.wait()
         _lib.unregister(self)
@@ -129,6 +136,8 @@ class _Pin:
         """Drop the pin without a library call (after fork)."""
         self.closed = why
         self.hbox.value = 0
+        if self.window is not None:
+            self.window.close()
 
 
 class Mapping:
@@ -179,6 +188,18 @@ class Mapping:
         self._finalizer = weakref.finalize(self, pin.close, True)
         # _lib's exit handler closes what is open, in the right order.
         self._finalizer.atexit = False
+        # With the compiled helper, the flag methods of this Mapping are
+        # its Window's (instance attributes before the class's methods):
+        # one C call that checks and accesses; what it does not serve it
+        # hands to the class's methods below (ctypes), which also raise
+        # every error.  Those stay reachable as Mapping.load_u64(m, off).
+        win = _helper.window(self, pin, (
+            Mapping.load_u32, Mapping.load_u64, Mapping.store_u32,
+            Mapping.store_u64))
+        if win is not None:
+            pin.window = win
+            self.load_u32, self.load_u64 = win.load_u32, win.load_u64
+            self.store_u32, self.store_u64 = win.store_u32, win.store_u64
 
     # -- what it is --------------------------------------------------------
 
@@ -299,40 +320,58 @@ class Mapping:
 
     # -- copies --------------------------------------------------------------
 
-    def _copy(self, held, function, dst, src, n):
-        """One copy of n bytes; GIL kept for small ones (see _Pin)."""
-        if n <= GIL_HELD_MAX:
-            err = held(self._hbox, c_void_p(dst), c_void_p(src),
-                       c_size_t(n))
+    def _copy(self, to, dst, src, n, path):
+        """One bulk copy of n bytes (to: into the mapping), by the
+        library's fastest path (gdrmap_copy_*, else gdr_copy_*) or the
+        one path names; GIL kept for small automatic ones (see _Pin)."""
+        lib = self._lib
+        if path is None:
+            function = lib.bulk_to if to else lib.bulk_from
+            if n <= GIL_HELD_MAX:
+                held = lib.bulk_to_held if to else lib.bulk_from_held
+                err = held(self._hbox, c_void_p(dst), c_void_p(src),
+                           c_size_t(n))
+                if err:
+                    self._failed(err, function)
+                return
+            args = (dst, src, n)
         else:
-            pin = self._pin
+            function = "gdrmap_copy_%s_mapping_via" % ("to" if to else "from")
+            args = (dst, src, n, _path_code(path))
+        fn = getattr(lib, function)
+        if fn is None:
+            raise GdrmapError(
+                errno.ENOSYS, "%s has no %s (a gdrmap extension): path= "
+                "needs gdrmap's libgdrapi.so.2" % (lib.path, function),
+                function)
+        pin = self._pin
+        with pin.cond:
+            self._check()
+            pin.users += 1
+        try:
+            err = fn(pin.handle, *args)
+        finally:
             with pin.cond:
-                self._check()
-                pin.users += 1
-            try:
-                fn = getattr(self._lib, function)
-                err = fn(pin.handle, dst, src, n)
-            finally:
-                with pin.cond:
-                    pin.users -= 1
-                    if not pin.users:
-                        pin.cond.notify_all()
+                pin.users -= 1
+                if not pin.users:
+                    pin.cond.notify_all()
         if err:
             self._failed(err, function)
 
-    def readinto(self, buffer, offset=0):
+    def readinto(self, buffer, offset=0, path=None):
         """Fill buffer (any writable contiguous buffer: bytearray,
         memoryview, array.array, NumPy array...) with the mapped bytes at
-        offset, without an intermediate copy; returns the bytes read."""
+        offset, without an intermediate copy; returns the bytes read.
+        path: None (the fastest), or 'mapping', 'threads', 'dma' (see
+        copy_path)."""
         self._check()
         with HostBuffer(buffer, True, "the buffer") as (address, n):
             cpu = self._range(offset, n)
-            self._copy(self._lib.copy_from_held, "gdr_copy_from_mapping",
-                       address, cpu, n)
+            self._copy(False, address, cpu, n, path)
         return n
 
-    def read(self, n, offset=0):
-        """n bytes from offset, as bytes."""
+    def read(self, n, offset=0, path=None):
+        """n bytes from offset, as bytes (path: as readinto's)."""
         if type(n) is not int:
             n = _index(n, "n")
         if n < 0:
@@ -340,21 +379,49 @@ class Mapping:
         self._check()
         cpu = self._range(offset, n)
         out = (c_char * n)()
-        self._copy(self._lib.copy_from_held, "gdr_copy_from_mapping",
-                   ctypes.addressof(out), cpu, n)
+        self._copy(False, ctypes.addressof(out), cpu, n, path)
         return out.raw
 
-    def write(self, data, offset=0):
+    def write(self, data, offset=0, path=None):
         """Write data (any contiguous bytes-like object) at offset;
         returns the bytes written.  Fenced: visible to GPU work started
-        after it returns."""
+        after it returns.  path: as readinto's."""
         self._check()
         self._writable()
         with HostBuffer(data, False, "data") as (address, n):
             cpu = self._range(offset, n)
-            self._copy(self._lib.copy_to_held, "gdr_copy_to_mapping",
-                       cpu, address, n)
+            self._copy(True, cpu, address, n, path)
         return n
+
+    def copy_path(self, n, write=False):
+        """The path a read (write=True: a write) of n bytes takes now:
+        'mapping' (the CPU through the mapping), 'threads' (reads: several
+        CPU threads through it), 'dma' (the GPU's copy engine), or 'auto'
+        while the library is still timing that size.  With a library that
+        has no gdrmap_copy_* (GDRCopy's), 'mapping'."""
+        if type(n) is not int:
+            n = _index(n, "n")
+        if n < 0:
+            raise ValueError("n must not be negative, not %d" % n)
+        self._check()
+        lib = self._lib
+        if lib.gdrmap_copy_path is None or \
+                getattr(lib, "gdrmap_copy_%s_mapping" %
+                        ("to" if write else "from")) is None:
+            return "mapping"
+        code = ctypes.c_int(-1)
+        err = lib.gdrmap_copy_path(self._pin.handle, 1 if write else 0, n,
+                                   byref(code))
+        if err:
+            self._failed(err, "gdrmap_copy_path")
+        return _lib.COPY_PATH_NAMES.get(code.value,
+                                        "unknown (%d)" % code.value)
+
+    @property
+    def fast_flags(self):
+        """True if load_*/store_* go through the compiled helper
+        (gdrmap._fastflag), False if through ctypes."""
+        return self._pin.window is not None
 
     # The flag and counter helpers (made by _loader and _storer below):
     # one library call each, the GIL kept, arguments as ready-made ctypes
@@ -405,6 +472,14 @@ class Mapping:
 
 # How many checked flag offsets a Mapping remembers per width.
 _FLAGS_KEPT = 256
+
+
+def _path_code(path):
+    code = _lib.COPY_PATHS.get(path) if isinstance(path, str) else None
+    if code is None:
+        raise ValueError("path must be None, 'auto', 'mapping', 'threads' "
+                         "or 'dma', not %r" % (path,))
+    return code
 
 
 def _loader(ctype, width, count):

@@ -4,9 +4,12 @@ checks, prints the closing line "N passed, N failed[, N skipped]" and
 exits 0 (pass), 1 (fail) or 77 (skip: nothing ran, something skipped).
 
 It also finds the tree: the package in python/, and in the build directory
-($GDRMAP_BUILD, default build/) the tree's library, the gdrmap command
-and the mock library (libgdrapi-mock.so, whose "GPU memory" is host
-memory: tests/mock_gdrapi.c)."""
+($GDRMAP_BUILD, default build/) the tree's library, the gdrmap command,
+the mock library (libgdrapi-mock.so, whose "GPU memory" is host memory:
+tests/mock_gdrapi.c; libgdrapi-mock-gdrcopy.so, the same without
+gdrmap's best-path copies) and the compiled flag helper
+(python/gdrmap/_fastflag*.so), which the package then uses unless
+$GDRMAP_FASTFLAG already says otherwise (0: none)."""
 
 import os
 import sys
@@ -18,10 +21,29 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 BUILD = os.environ.get("GDRMAP_BUILD") or os.path.join(TOP, "build")
 MOCK_LIBRARY = os.path.join(BUILD, "python", "libgdrapi-mock.so")
+MOCK_GDRCOPY_LIBRARY = os.path.join(BUILD, "python",
+                                    "libgdrapi-mock-gdrcopy.so")
 TREE_LIBRARY = os.path.join(BUILD, "lib", "libgdrapi.so.2")
 TREE_COMMAND = os.path.join(BUILD, "tools", "gdrmap")
 PYTHON_DIR = os.path.join(TOP, "python")
 sys.path.insert(0, PYTHON_DIR)
+
+
+def _helper():
+    """The helper `make python-tests` built for this Python, or None."""
+    import importlib.machinery
+    where = os.path.join(BUILD, "python", "gdrmap")
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(where, "_fastflag" + suffix)
+        if os.path.isfile(path) and (".abi3" not in suffix or
+                                     sys.version_info >= (3, 11)):
+            return path
+    return None
+
+
+HELPER = _helper()
+if HELPER and "GDRMAP_FASTFLAG" not in os.environ:
+    os.environ["GDRMAP_FASTFLAG"] = HELPER
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 _counts = {"passed": 0, "failed": 0, "skipped": 0}
@@ -84,10 +106,10 @@ def done():
     sys.exit(1 if f else 77 if s and not p else 0)
 
 
-def use_mock():
+def use_mock(library=MOCK_LIBRARY):
     """Make gdrmap (imported after this) use the mock library."""
-    if not os.path.exists(MOCK_LIBRARY):
-        print("%s is not built: make python-tests" % MOCK_LIBRARY,
+    if not os.path.exists(library):
+        print("%s is not built: make python-tests" % library,
               file=sys.stderr)
         sys.exit(1)
-    os.environ["GDRMAP_LIBRARY"] = MOCK_LIBRARY
+    os.environ["GDRMAP_LIBRARY"] = library

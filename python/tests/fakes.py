@@ -47,8 +47,11 @@ def pattern(n, seed=1):
 class Mock:
     """The mock library's hooks (tests/mock_gdrapi.c)."""
 
-    def __init__(self):
-        lib = ctypes.CDLL(check.MOCK_LIBRARY)
+    def __init__(self, library=None):
+        lib = ctypes.CDLL(library or check.MOCK_LIBRARY)
+        self._copies = lib.gdrmap_mock_copies
+        self._set_path = lib.gdrmap_mock_set_path
+        self._set_path.argtypes = [c_int]
         self._fail = lib.gdrmap_mock_fail
         self._fail.argtypes = [c_char_p, c_int, c_char_p]
         self._live = lib.gdrmap_mock_live
@@ -65,6 +68,18 @@ class Mock:
         v = [c_int(), c_int(), c_int()]
         self._live(*[ctypes.byref(x) for x in v])
         return tuple(x.value for x in v)
+
+    def copies(self, clear=True):
+        """{"to", "from", "via": calls of gdrmap_copy_*, "path": the path
+        (GDRMAP_COPY_PATH_*) of the last} since the last clear."""
+        v = [c_int() for _ in range(4)]
+        self._copies(*[ctypes.byref(x) for x in v], 1 if clear else 0)
+        return dict(zip(("to", "from", "via", "path"),
+                        (x.value for x in v)))
+
+    def set_path(self, path):
+        """What gdrmap_copy_path answers (a GDRMAP_COPY_PATH_*)."""
+        self._set_path(path)
 
     def events(self, clear=True):
         """The operations done since the last clear, in order."""

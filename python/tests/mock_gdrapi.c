@@ -9,6 +9,13 @@
  * must own the whole window (the address rounded down and the end rounded
  * up to 64 KiB).
  *
+ * It also has gdrmap's best-path copies (gdrmap_copy_*, gdrapi.h), as
+ * stand-ins that count their calls and copy through the mapping, so that
+ * tests see which copies the package makes; its "DMA" is that same copy.
+ * Built with -DMOCK_GDRCOPY (libgdrapi-mock-gdrcopy.so) it has none of
+ * them, as GDRCopy's libgdrapi.so.2, and a version script keeps the real
+ * library's out of it.
+ *
  * gdrmap_mock_* are this library's own test hooks; they are not part of
  * libgdrapi's API.
  */
@@ -19,15 +26,20 @@
 #include "internal.h"
 #include "log.h"
 
-enum mock_op { OP_OPEN, OP_PIN, OP_MAP, OP_UNMAP, OP_UNPIN, OP_CLOSE, NR_OPS };
+enum mock_op {
+	OP_OPEN, OP_PIN, OP_MAP, OP_UNMAP, OP_UNPIN, OP_CLOSE, OP_COPY, NR_OPS
+};
 static const char *const op_names[NR_OPS] = {
-	"open", "pin", "map", "unmap", "unpin", "close",
+	"open", "pin", "map", "unmap", "unpin", "close", "copy",
 };
 
 /* The hooks (called from Python through ctypes). */
 GDR_API int gdrmap_mock_fail(const char *op, int err, const char *why);
 GDR_API void gdrmap_mock_live(int *opens, int *pins, int *maps);
 GDR_API const char *gdrmap_mock_events(int clear);
+GDR_API void gdrmap_mock_copies(int *to, int *from, int *via, int *last_path,
+				int clear);
+GDR_API void gdrmap_mock_set_path(int path);
 
 /* The next call of each operation fails with fail_err and fail_why. */
 static int fail_err[NR_OPS];
@@ -190,3 +202,103 @@ GDR_API const char *gdrmap_mock_events(int clear)
 		events[0] = '\0';
 	return copy;
 }
+
+/*
+ * The best-path copies: calls counted (to, from, via; the path of the
+ * last), then the plain copy, whose checks and errors they share.  The
+ * next one fails if the test asked ("copy").  gdrmap_copy_path says what
+ * gdrmap_mock_set_path set (GDRMAP_COPY_PATH_MAPPING at first).
+ */
+static int copies_to, copies_from, copies_via, last_path, mock_path = 1;
+
+GDR_API void gdrmap_mock_copies(int *to, int *from, int *via, int *last,
+				int clear)
+{
+	*to = copies_to;
+	*from = copies_from;
+	*via = copies_via;
+	*last = last_path;
+	if (clear)
+		copies_to = copies_from = copies_via = last_path = 0;
+}
+
+GDR_API void gdrmap_mock_set_path(int path)
+{
+	mock_path = path;
+}
+
+#ifndef MOCK_GDRCOPY
+static int via_check(int path, int to_mapping)
+{
+	int err = injected(OP_COPY, NULL, 0);
+
+	if (err)
+		return err;
+	if (path < GDRMAP_COPY_PATH_AUTO || path > GDRMAP_COPY_PATH_DMA) {
+		gdr_err("path %d is not a GDRMAP_COPY_PATH_*", path);
+		return EINVAL;
+	}
+	if (path == GDRMAP_COPY_PATH_THREADS && to_mapping) {
+		gdr_err("mock: the threads path only reads");
+		return EOPNOTSUPP;
+	}
+	last_path = path == GDRMAP_COPY_PATH_AUTO ? mock_path : path;
+	return 0;
+}
+
+GDR_API int gdrmap_copy_to_mapping_via(gdr_mh_t handle, void *map_d_ptr,
+				       const void *h_ptr, size_t size, int path)
+{
+	int err = via_check(path, 1);
+
+	copies_via++;
+	return err ? err : gdr_copy_to_mapping(handle, map_d_ptr, h_ptr, size);
+}
+
+GDR_API int gdrmap_copy_from_mapping_via(gdr_mh_t handle, void *h_ptr,
+					 const void *map_d_ptr, size_t size,
+					 int path)
+{
+	int err = via_check(path, 0);
+
+	copies_via++;
+	return err ? err : gdr_copy_from_mapping(handle, h_ptr, map_d_ptr,
+						 size);
+}
+
+GDR_API int gdrmap_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr,
+				   const void *h_ptr, size_t size)
+{
+	int err = via_check(GDRMAP_COPY_PATH_AUTO, 1);
+
+	copies_to++;
+	return err ? err : gdr_copy_to_mapping(handle, map_d_ptr, h_ptr, size);
+}
+
+GDR_API int gdrmap_copy_from_mapping(gdr_mh_t handle, void *h_ptr,
+				     const void *map_d_ptr, size_t size)
+{
+	int err = via_check(GDRMAP_COPY_PATH_AUTO, 0);
+
+	copies_from++;
+	return err ? err : gdr_copy_from_mapping(handle, h_ptr, map_d_ptr,
+						 size);
+}
+
+GDR_API int gdrmap_copy_path(gdr_mh_t handle, int to_mapping, size_t size,
+			     int *path)
+{
+	uint64_t state;
+	int err = injected(OP_COPY, NULL, 0);
+
+	(void)to_mapping, (void)size;
+	if (err)
+		return err;
+	if (!gdr_region_peek(handle, &state) || !(state & REGION_MAPPED)) {
+		gdr_err("handle 0x%lx is not mapped", handle.h);
+		return EINVAL;
+	}
+	*path = mock_path;
+	return 0;
+}
+#endif

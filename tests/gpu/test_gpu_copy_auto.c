@@ -28,6 +28,9 @@ static int round_trip(const struct gpu_case *c, gdr_mh_t mh, char *map,
 
 	fill_random(data, n + 128, &seed);
 	CU_ON(c->dev, cu.MemcpyHtoD(base + off - 64, data, n + 128));
+	/* From pageable memory cuMemcpyHtoD may return before its DMA
+	 * landed; a write through the mapping must come after it. */
+	CU_ON(c->dev, cu.CtxSynchronize());
 	fill_random(data + 64, n, &seed);
 	err = path ? gdrmap_copy_to_mapping_via(mh, map + off, data + 64, n,
 						path) :
@@ -48,6 +51,7 @@ static int round_trip(const struct gpu_case *c, gdr_mh_t mh, char *map,
 	}
 	fill_random(data, n, &seed);
 	CU_ON(c->dev, cu.MemcpyHtoD(base + off, data, n));
+	CU_ON(c->dev, cu.CtxSynchronize());
 	memset(back, 0x5a, n + 128);
 	err = path ? gdrmap_copy_from_mapping_via(mh, back + 64, map + off, n,
 						  path) :
@@ -73,11 +77,11 @@ static void every_size(const struct gpu_case *c, gdr_mh_t mh, char *map,
 	static const size_t sizes[] = { 1, 8, 100, 1024, 4099, 16384, 65536 + 5,
 					300000, (1 << 20) + 7, 6 << 20 };
 	size_t i, off;
-	int k, path, got[2], bad = 0;
+	int k, path, got[2], bad;
 
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		off = 64 + (i * 4099) % 4096;
-		for (k = 0; k < 24 && !bad; k++)
+		for (k = 0, bad = 0; k < 24 && !bad; k++)
 			bad = round_trip(c, mh, map, base, off, sizes[i], 0);
 		for (path = 1; path <= 3; path++)
 			round_trip(c, mh, map, base, off, sizes[i], path);
@@ -149,6 +153,7 @@ static void freed(const struct gpu_case *c)
 	CU_ON(c->dev, cu.MemFree(p));
 	CU_ON(c->dev, cu.MemAlloc(&q, 1 << 20));
 	CU_ON(c->dev, cu.MemsetD32(q, 0xa5a5a5a5, 1024));
+	CU_ON(c->dev, cu.CtxSynchronize());
 	CHECK_RET(gdrmap_copy_to_mapping_via(mh, va + (p - info.va), &v, 8,
 					     GDRMAP_COPY_PATH_DMA),
 		  EOPNOTSUPP);

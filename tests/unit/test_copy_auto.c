@@ -17,6 +17,8 @@
 #define AREA	(4UL << 20)	/* the part of the allocation used */
 #define SLACK	64		/* poisoned bytes either side */
 
+int gdr_threads_helpers(void);
+
 static unsigned char *data, *back, *gpu;
 
 /* Check the GPU's view of [base, +AREA): the n bytes at off are
@@ -74,7 +76,8 @@ static int round_trip(gdr_mh_t mh, char *map, CUdeviceptr base, size_t off,
 	err = path ? gdrmap_copy_from_mapping_via(mh, back + SLACK, map + off,
 						  n, path) :
 		     gdrmap_copy_from_mapping(mh, back + SLACK, map + off, n);
-	if (path == GDRMAP_COPY_PATH_THREADS && n < 2048) {
+	if (path == GDRMAP_COPY_PATH_THREADS &&
+	    (n < 2048 || !gdr_threads_helpers())) {
 		CHECK(err == EOPNOTSUPP, "threads refuse a read of %zu (%d)",
 		      n, err);
 		return 0;
@@ -158,7 +161,8 @@ static void *read_many(void *arg)
 		memset(got, POISON, 65536);
 		if (gdrmap_copy_from_mapping_via(rd->mh, got,
 						 rd->map + rd->off, 65536,
-						 k % 2 ? GDRMAP_COPY_PATH_THREADS :
+						 k % 2 && gdr_threads_helpers() ?
+						 GDRMAP_COPY_PATH_THREADS :
 						 GDRMAP_COPY_PATH_AUTO) ||
 		    memcmp(got, want, 65536))
 			rd->bad++;

@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gdrmap._fastflag: the flag reads and writes of gdrmap.Mapping
+ * (load_u32/u64, store_u32/u64) without ctypes.
+ *
+ * Through ctypes, a flag read costs the PCIe round trip (~1 us) plus
+ * ~1.5 us of Python: the call's arguments are converted into ctypes
+ * objects and back, and the library checks the handle again.  Here a
+ * Window (one per Mapping) holds the mapped range; its methods take the
+ * offset as a Python int, check it against the range and the alignment,
+ * and make the access themselves, in one C call of a few tens of
+ * nanoseconds.  Anything out of the ordinary (an offset or value that is
+ * not a plain int in range, keywords, a misaligned or out-of-range
+ * offset, a read-only array, a closed Mapping, a fork) is handed to the
+ * Python method given for it (the ctypes path), which does the work or
+ * raises the exception Mapping has always raised: this file has no error
+ * messages of its own to keep in step.
+ *
+ * The accesses are those of the library's copy routines for a naturally
+ * aligned value of 1, 2, 4 or 8 bytes (lib/copy/copy.h's contract; the
+ * generic set of lib/copy/copy_generic.c and lib/copy/walk.h):
+ *
+ *  - a read is a full fence, then one naturally aligned load of the
+ *    value's width: the fence drains the CPU's streaming-load buffers,
+ *    which may hold a line of the mapping older than a read that already
+ *    returned, so the value is never older than one read before;
+ *  - a write is one naturally aligned store of the width, then a store
+ *    fence: it leaves the write-combining buffer before the call returns
+ *    and is ordered before any later store (a doorbell).
+ *
+ * The fences are written as lib/copy/fence.h writes them (the package is
+ * built outside the tree, so that header cannot be included; a test
+ * compares the two).  Accesses are volatile, so the compiler neither
+ * splits, merges nor widens them.
+ *
+ * Safety rests on the GIL, as the ctypes path's does: every method runs
+ * with it held from its checks to its access, and Mapping.close() (or
+ * the fork handler) calls Window.close() with it held before anything is
+ * unmapped, so no access reaches a page after it is unmapped.  A process
+ * forked by other means than os.fork() (a plain fork() from C) is caught
+ * too: a pthread_atfork handler counts forks, and a Window refuses to
+ * work in a process other than the one that made it.  Free-threaded
+ * Python (no GIL) is not supported: the build does not make this module
+ * there, and the package then uses ctypes.
+ *
+ * Built with the stable ABI (Py_LIMITED_API 3.11) where the Python is
+ * 3.11 or newer, so one build serves every later version; older ones
+ * build it for themselves.
+ */
+#include <patchlevel.h>
+#if PY_VERSION_HEX >= 0x030B0000 && !defined(Py_LIMITED_API)
+#define Py_LIMITED_API 0x030B0000
+#endif
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* As lib/copy/fence.h: before the first load of a read. */
+static inline void fence_before_read(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("mfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dmb osh" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* As lib/copy/fence.h: after the last store of a write. */
+static inline void fence_after_write(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("sfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dmb oshst" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+static inline uint64_t load_at(uintptr_t addr, unsigned int width)
+{
+	fence_before_read();
+	switch (width) {
+	case 1:
+		return *(const volatile uint8_t *)addr;
+	case 2:
+		return *(const volatile uint16_t *)addr;
+	case 4:
+		return *(const volatile uint32_t *)addr;
+	default:
+		return *(const volatile uint64_t *)addr;
+	}
+}
+
+static inline void store_at(uintptr_t addr, unsigned int width, uint64_t v)
+{
+	switch (width) {
+	case 1:
+		*(volatile uint8_t *)addr = (uint8_t)v;
+		break;
+	case 2:
+		*(volatile uint16_t *)addr = (uint16_t)v;
+		break;
+	case 4:
+		*(volatile uint32_t *)addr = (uint32_t)v;
+		break;
+	default:
+		*(volatile uint64_t *)addr = v;
+		break;
+	}
+	fence_after_write();
+}
+
+static uint64_t width_max(unsigned int width)
+{
+	return width == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * width)) - 1;
+}
+
+/*
+ * Forks seen by this process.  The child handler runs in the child, with
+ * one thread; the count is read with the GIL held.
+ */
+static unsigned int fork_count;
+
+static void count_fork(void)
+{
+	fork_count++;
+}
+
+/* -- the raw accesses, for tests and benchmarks ------------------------ */
+
+static int parse_raw(PyObject *const *args, uintptr_t *addr,
+		     unsigned int *width)
+{
+	unsigned long long a = PyLong_AsUnsignedLongLong(args[0]);
+	long w;
+
+	if (a == (unsigned long long)-1 && PyErr_Occurred())
+		return -1;
+	w = PyLong_AsLong(args[1]);
+	if (w == -1 && PyErr_Occurred())
+		return -1;
+	if (w != 1 && w != 2 && w != 4 && w != 8) {
+		PyErr_SetString(PyExc_ValueError, "width must be 1, 2, 4 or 8");
+		return -1;
+	}
+	if (!a || (a & (unsigned long long)(w - 1))) {
+		PyErr_SetString(PyExc_ValueError,
+				"the address must be non-zero and aligned to the width");
+		return -1;
+	}
+	*addr = (uintptr_t)a;
+	*width = (unsigned int)w;
+	return 0;
+}
+
+static PyObject *raw_load(PyObject *module, PyObject *const *args,
+			  Py_ssize_t nargs)
+{
+	unsigned int width;
+	uintptr_t addr;
+
+	(void)module;
+	if (nargs != 2) {
+		PyErr_SetString(PyExc_TypeError, "load(address, width)");
+		return NULL;
+	}
+	if (parse_raw(args, &addr, &width))
+		return NULL;
+	return PyLong_FromUnsignedLongLong(load_at(addr, width));
+}
+
+static PyObject *raw_store(PyObject *module, PyObject *const *args,
+			   Py_ssize_t nargs)
+{
+	unsigned long long v;
+	unsigned int width;
+	uintptr_t addr;
+
+	(void)module;
+	if (nargs != 3) {
+		PyErr_SetString(PyExc_TypeError, "store(address, width, value)");
+		return NULL;
+	}
+	if (parse_raw(args, &addr, &width))
+		return NULL;
+	v = PyLong_AsUnsignedLongLong(args[2]);
+	if (v == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	if (v > width_max(width)) {
+		PyErr_SetString(PyExc_ValueError, "the value does not fit the width");
+		return NULL;
+	}
+	store_at(addr, width, v);
+	Py_RETURN_NONE;
+}
+
+/* -- Window: one Mapping's range --------------------------------------- */
+
+enum { SLOW_LOAD32, SLOW_LOAD64, SLOW_STORE32, SLOW_STORE64, NR_SLOW };
+
+struct window {
+	PyObject_HEAD
+	uintptr_t base;		/* CPU address of the first mapped byte */
+	size_t size;
+	unsigned int forks;	/* fork_count when it was made */
+	int open;
+	int readonly;
+	PyObject *slow[NR_SLOW];
+};
+
+/*
+ * The Python method for what the fast path does not serve, called with
+ * the arguments as they came.  PyObject_Vectorcall is not in the stable
+ * ABI of 3.11: a tuple (and a dict for keywords) it is.
+ */
+static PyObject *call_slow(struct window *w, int which, PyObject *const *args,
+			   Py_ssize_t nargs, PyObject *kwnames)
+{
+	Py_ssize_t i, nkw = kwnames ? PyTuple_Size(kwnames) : 0;
+	PyObject *tuple, *kwargs = NULL, *result = NULL;
+
+	tuple = PyTuple_New(nargs);
+	if (!tuple)
+		return NULL;
+	for (i = 0; i < nargs; i++) {
+		Py_INCREF(args[i]);
+		PyTuple_SetItem(tuple, i, args[i]);
+	}
+	if (nkw) {
+		kwargs = PyDict_New();
+		if (!kwargs)
+			goto out;
+		for (i = 0; i < nkw; i++)
+			if (PyDict_SetItem(kwargs, PyTuple_GetItem(kwnames, i),
+					   args[nargs + i]))
+				goto out;
+	}
+	result = PyObject_Call(w->slow[which], tuple, kwargs);
+out:
+	Py_XDECREF(kwargs);
+	Py_DECREF(tuple);
+	return result;
+}
+
+/*
+ * The address of a value of `width` at offset `arg` (NULL: offset 0, the
+ * Python methods' default), or 0 when it is not for the fast path.
+ */
+static inline uintptr_t window_addr(const struct window *w, PyObject *arg,
+				    unsigned int width)
+{
+	Py_ssize_t off = 0;
+	uintptr_t addr;
+
+	if (arg) {
+		if (!PyLong_CheckExact(arg))
+			return 0;	/* bool, NumPy integers...: Python's */
+		off = PyLong_AsSsize_t(arg);
+		if (off == -1 && PyErr_Occurred()) {
+			PyErr_Clear();
+			return 0;
+		}
+	}
+	if (off < 0 || w->size < width || (size_t)off > w->size - width)
+		return 0;
+	addr = w->base + (size_t)off;
+	if (addr & (width - 1))
+		return 0;
+	if (!w->open || w->forks != fork_count)
+		return 0;
+	return addr;
+}
+
+static inline PyObject *window_load(PyObject *self, PyObject *const *args,
+				    Py_ssize_t nargs, PyObject *kwnames,
+				    unsigned int width, int which)
+{
+	struct window *w = (struct window *)self;
+	uintptr_t addr = 0;
+
+	if (!kwnames && nargs <= 1)
+		addr = window_addr(w, nargs ? args[0] : NULL, width);
+	if (!addr)
+		return call_slow(w, which, args, nargs, kwnames);
+	return PyLong_FromUnsignedLongLong(load_at(addr, width));
+}
+
+static inline PyObject *window_store(PyObject *self, PyObject *const *args,
+				     Py_ssize_t nargs, PyObject *kwnames,
+				     unsigned int width, int which)
+{
+	struct window *w = (struct window *)self;
+	unsigned long long v;
+	uintptr_t addr;
+
+	if (kwnames || nargs != 2 || w->readonly || !PyLong_CheckExact(args[1]))
+		return call_slow(w, which, args, nargs, kwnames);
+	addr = window_addr(w, args[0], width);
+	if (!addr)
+		return call_slow(w, which, args, nargs, kwnames);
+	v = PyLong_AsUnsignedLongLong(args[1]);
+	if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+		PyErr_Clear();	/* negative, or too wide: said in Python */
+		return call_slow(w, which, args, nargs, kwnames);
+	}
+	if (v > width_max(width))
+		return call_slow(w, which, args, nargs, kwnames);
+	store_at(addr, width, v);
+	Py_RETURN_NONE;
+}
+
+static PyObject *window_load_u32(PyObject *self, PyObject *const *args,
+				 Py_ssize_t nargs, PyObject *kwnames)
+{
+	return window_load(self, args, nargs, kwnames, 4, SLOW_LOAD32);
+}
+
+static PyObject *window_load_u64(PyObject *self, PyObject *const *args,
+				 Py_ssize_t nargs, PyObject *kwnames)
+{
+	return window_load(self, args, nargs, kwnames, 8, SLOW_LOAD64);
+}
+
+static PyObject *window_store_u32(PyObject *self, PyObject *const *args,
+				  Py_ssize_t nargs, PyObject *kwnames)
+{
+	return window_store(self, args, nargs, kwnames, 4, SLOW_STORE32);
+}
+
+static PyObject *window_store_u64(PyObject *self, PyObject *const *args,
+				  Py_ssize_t nargs, PyObject *kwnames)
+{
+	return window_store(self, args, nargs, kwnames, 8, SLOW_STORE64);
+}
+
+/* From now on every call goes to the Python methods (which refuse). */
+static PyObject *window_close(PyObject *self, PyObject *unused)
+{
+	(void)unused;
+	((struct window *)self)->open = 0;
+	Py_RETURN_NONE;
+}
+
+static PyObject *window_get_closed(PyObject *self, void *unused)
+{
+	struct window *w = (struct window *)self;
+
+	(void)unused;
+	return PyBool_FromLong(!w->open || w->forks != fork_count);
+}
+
+/*
+ * Window(base, size, readonly, (load_u32, load_u64, store_u32, store_u64)):
+ * base and size are the CPU address and length of the mapped range, the
+ * tuple the Python methods that serve what the fast path does not.
+ */
+static PyObject *window_new(PyTypeObject *type, PyObject *args,
+			    PyObject *kwargs)
+{
+	PyObject *base, *slow, *self;
+	unsigned long long b;
+	Py_ssize_t size;
+	struct window *w;
+	int readonly, i;
+
+	if (kwargs && PyDict_Size(kwargs)) {
+		PyErr_SetString(PyExc_TypeError, "Window takes no keywords");
+		return NULL;
+	}
+	if (!PyArg_ParseTuple(args, "OnpO!:Window", &base, &size, &readonly,
+			      &PyTuple_Type, &slow))
+		return NULL;
+	b = PyLong_AsUnsignedLongLong(base);
+	if (b == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	if (!b || size <= 0 || (unsigned long long)size > UINTPTR_MAX - b) {
+		PyErr_SetString(PyExc_ValueError,
+				"Window: not a range of addresses");
+		return NULL;
+	}
+	if (PyTuple_Size(slow) != NR_SLOW) {
+		PyErr_SetString(PyExc_TypeError,
+				"Window: the fallbacks are a tuple of 4");
+		return NULL;
+	}
+	for (i = 0; i < NR_SLOW; i++) {
+		if (!PyCallable_Check(PyTuple_GetItem(slow, i))) {
+			PyErr_SetString(PyExc_TypeError,
+					"Window: a fallback is not callable");
+			return NULL;
+		}
+	}
+	self = ((allocfunc)PyType_GetSlot(type, Py_tp_alloc))(type, 0);
+	if (!self)
+		return NULL;
+	w = (struct window *)self;
+	w->base = (uintptr_t)b;
+	w->size = (size_t)size;
+	w->forks = fork_count;
+	w->open = 1;
+	w->readonly = readonly;
+	for (i = 0; i < NR_SLOW; i++) {
+		w->slow[i] = PyTuple_GetItem(slow, i);
+		Py_INCREF(w->slow[i]);
+	}
+	return self;
+}
+
+static void window_dealloc(PyObject *self)
+{
+	PyTypeObject *type = Py_TYPE(self);
+	struct window *w = (struct window *)self;
+	int i;
+
+	for (i = 0; i < NR_SLOW; i++)
+		Py_CLEAR(w->slow[i]);
+	((freefunc)PyType_GetSlot(type, Py_tp_free))(self);
+	Py_DECREF(type);
+}
+
+#define FAST (METH_FASTCALL | METH_KEYWORDS)
+#define FN(f) ((PyCFunction)(void (*)(void))(f))
+
+static PyMethodDef window_methods[] = {
+	{ "load_u32", FN(window_load_u32), FAST,
+	  "load_u32(offset=0): the unsigned 32-bit value at offset." },
+	{ "load_u64", FN(window_load_u64), FAST,
+	  "load_u64(offset=0): the unsigned 64-bit value at offset." },
+	{ "store_u32", FN(window_store_u32), FAST,
+	  "store_u32(offset, value): write an unsigned 32-bit value at offset "
+	  "(fenced)." },
+	{ "store_u64", FN(window_store_u64), FAST,
+	  "store_u64(offset, value): write an unsigned 64-bit value at offset "
+	  "(fenced)." },
+	{ "close", window_close, METH_NOARGS,
+	  "Refuse every later access (before the range is unmapped)." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef window_getset[] = {
+	{ "closed", window_get_closed, NULL,
+	  "True once closed, or in a fork child.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyType_Slot window_slots[] = {
+	{ Py_tp_new, (void *)window_new },
+	{ Py_tp_dealloc, (void *)window_dealloc },
+	{ Py_tp_methods, window_methods },
+	{ Py_tp_getset, window_getset },
+	{ Py_tp_doc, (void *)"The mapped range of one gdrmap.Mapping, for its "
+			     "flag reads and writes." },
+	{ 0, NULL },
+};
+
+static PyType_Spec window_spec = {
+	.name = "gdrmap._fastflag.Window",
+	.basicsize = sizeof(struct window),
+	.itemsize = 0,
+	.flags = Py_TPFLAGS_DEFAULT,
+	.slots = window_slots,
+};
+
+static PyMethodDef module_methods[] = {
+	{ "load", FN(raw_load), METH_FASTCALL,
+	  "load(address, width): the value of width (1, 2, 4, 8) bytes at "
+	  "address, read as a Window reads it.  No range check: tests and "
+	  "benchmarks only." },
+	{ "store", FN(raw_store), METH_FASTCALL,
+	  "store(address, width, value): write as a Window writes.  No range "
+	  "check: tests and benchmarks only." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static int module_exec(PyObject *module)
+{
+	static int registered;
+	PyObject *type;
+
+	if (!registered) {
+		if (pthread_atfork(NULL, NULL, count_fork)) {
+			PyErr_SetString(PyExc_OSError, "pthread_atfork failed");
+			return -1;
+		}
+		registered = 1;
+	}
+	type = PyType_FromSpec(&window_spec);
+	if (!type)
+		return -1;
+	if (PyModule_AddObject(module, "Window", type)) {
+		Py_DECREF(type);
+		return -1;
+	}
+	return 0;
+}
+
+static PyModuleDef_Slot module_slots[] = {
+	{ Py_mod_exec, (void *)module_exec },
+	{ 0, NULL },
+};
+
+static struct PyModuleDef module_def = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "gdrmap._fastflag",
+	.m_doc = "Flag reads and writes of gdrmap.Mapping without ctypes "
+		 "(see _fastflag.c).",
+	.m_size = 0,
+	.m_methods = module_methods,
+	.m_slots = module_slots,
+};
+
+PyMODINIT_FUNC PyInit__fastflag(void);
+
+PyMODINIT_FUNC PyInit__fastflag(void)
+{
+	return PyModuleDef_Init(&module_def);
+}
