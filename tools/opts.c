@@ -52,7 +52,7 @@ static const struct opt_def defs[] = {
 	    [CMD_COPYLAT] = "CUDA device ordinal (default 0)" },
 	  "a CUDA device ordinal, from 0 to " STR(DEVICE_MAX) },
 	{ "cpus", 'C', "LIST", MEASURE,
-	  { [CMD_COPYLAT] = "CPUs to run on, e.g. 2, 0-3,8 or all (default: the GPU's local CPUs from sysfs, CPU 0 last); the copies run on the first, the read helpers of gdrmap_copy_*'s threads path on the others",
+	  { [CMD_COPYLAT] = "CPUs to run on, e.g. 2, 0-3,8 or all (default: the GPU's local CPUs from sysfs, CPU 0 last); the copies run on the first, gdrmap_copy_*'s read helpers on any",
 	    [CMD_COPYBW] = "CPUs for the copy threads, e.g. 2, 0-3,8 or all (default: the GPU's local CPUs from sysfs, CPU 0 last); thread N runs on the Nth, round robin; gdrmap_copy_*'s read helpers may use any",
 	    [CMD_APIPERF] = "CPUs to run on, e.g. 2, 0-3,8 or all (default: the GPU's local CPUs from sysfs, CPU 0 last); the calls run on the first",
 	    [CMD_PPLAT] = "CPUs to run on, e.g. 2, 0-3,8 or all (default: the GPU's local CPUs from sysfs, CPU 0 last); the CPU side runs on the first, a CPU responder on the second" },
