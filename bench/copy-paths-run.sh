@@ -27,8 +27,9 @@
 # p50 is the nearest-rank median: the 500th fastest of 1000 calls, the
 # 5th of 10.  gdrmap_copy_* is first called until the library has chosen
 # the size's path, so its own measuring copies are not in the figures.
-# About 25 s per copylat run on an H200; under 2 minutes in all, build
-# included.
+# Expected time on an H200 (estimated from its copylat figures of
+# 2026-11-21, not yet timed): 10-25 s per copylat run, under 2 minutes in
+# all, build included; each run is cut off at 100 s.
 set -u
 out=${1:?usage: $0 OUTDIR}
 build=${BUILD:-/tmp/gdrmap-paths-build}
@@ -83,6 +84,14 @@ run copybw-8M.json 60 copybw -s 8M -r 20 --json
 verdict() {
 	f=$out/$1
 	"$jsonq" "$f" >/dev/null 2>&1 || { echo "$1: no document"; return; }
+	if "$jsonq" "$f" .error >/dev/null 2>&1; then
+		echo "$1: the run failed: $("$jsonq" "$f" .error)"
+		return
+	fi
+	if [ "$("$jsonq" "$f" .paths 2>/dev/null)" != true ]; then
+		echo "$1: no forced paths timed (a library without gdrmap_copy_*?)"
+		return
+	fi
 	echo "$1 ($("$jsonq" "$f" .device.name), $("$jsonq" "$f" .backend) backend, offset $("$jsonq" "$f" .offset)):"
 	for d in write read; do
 		# shellcheck disable=SC2046
@@ -92,8 +101,10 @@ verdict() {
 		met=no
 		[ "$1" = "$2" ] && [ "$2" != 0 ] && met=yes
 		small=$(awk -v r="$5" 'BEGIN { print (r <= 1.05) ? "yes" : "no" }')
-		echo "  $d: p50 within 1.1x of the fastest path at $1 of $2 sizes (worst $3x at $4): $met;" \
-			"up to 1 KiB, worst $5x gdr_copy_*'s p50 (at $6; 1.05 allowed for noise): $small"
+		w=$(awk -v r="$3" 'BEGIN { printf "%.2f", r }')
+		ws=$(awk -v r="$5" 'BEGIN { printf "%.2f", r }')
+		echo "  $d: p50 within 1.1x of the fastest path at $1 of $2 sizes (worst ${w}x at $4): $met;" \
+			"up to 1 KiB, worst ${ws}x gdr_copy_*'s p50 (at $6; 1.05 allowed for noise): $small"
 		printf '  %s crossovers:' $d
 		n=$("$jsonq" "$f" ".crossovers.$d#")
 		i=0

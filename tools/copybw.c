@@ -359,6 +359,8 @@ int cmd_copybw(int argc, char **argv)
 	sh.threads = o.threads;
 	memset(&r, 0, sizeof(r));
 	r.calls = paths_available();
+	if (r.calls)
+		paths_start_helpers(&s, &b, o.offset, o.copy_size);
 	if (!o.json)
 		session_print_header(&s, &b);
 

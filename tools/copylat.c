@@ -30,6 +30,7 @@
 struct ctx {
 	struct session *s;
 	struct gpubuf *b;
+	struct na_note *na;	/* [NMETHODS]: why a path could not serve */
 	char *host;		/* host buffer at the offset */
 	char *dev;		/* CPU pointer into the mapping at the offset */
 	CUdeviceptr dptr;	/* GPU address at the offset */
@@ -100,6 +101,21 @@ static int measure(struct ctx *c, enum method m, size_t n, double *v,
 	return 0;
 }
 
+/* Method m's path cannot serve size n: mark it, and keep the library's
+ * reason the first time. */
+static void mark_na(struct ctx *c, struct row *w, int m)
+{
+	struct na_note *note = &c->na[m];
+
+	w->na |= 1u << m;
+	if (note->why[0])
+		return;
+	note->size = w->size;
+	snprintf(note->why, sizeof(note->why), "%s",
+		 gdrmap_last_error && *gdrmap_last_error() ?
+		 gdrmap_last_error() : "EOPNOTSUPP");
+}
+
 /*
  * Check gdrmap_copy_* both ways, and with --paths each forced path (one
  * that cannot serve is marked n/a, not timed): 0, EXIT_WRONG with why
@@ -114,7 +130,7 @@ static int verify_paths(struct ctx *c, struct row *w, bool forced)
 				methods[m].write, methods[m].path, w->why,
 				sizeof(w->why));
 		if (e == PATH_NA)
-			w->na |= 1u << m;
+			mark_na(c, w, m);
 		else if (e)
 			return e;
 	}
@@ -132,7 +148,7 @@ static int measure_row(struct ctx *c, struct row *w, int nmethods, double *v)
 			continue;
 		e = measure(c, (enum method)m, w->size, v, &w->st[m]);
 		if (e == PATH_NA) {
-			w->na |= 1u << m;
+			mark_na(c, w, m);
 			continue;
 		}
 		if (e)
@@ -164,6 +180,7 @@ static int measure_row(struct ctx *c, struct row *w, int nmethods, double *v)
 int cmd_copylat(int argc, char **argv)
 {
 	struct row rows[MAX_SIZES];
+	struct na_note na[NMETHODS];
 	struct copylat_run run;
 	struct session s;
 	struct gpubuf b;
@@ -181,6 +198,7 @@ int cmd_copylat(int argc, char **argv)
 	if (o.cold && !flush_supported())
 		return fail(&o, EXIT_USAGE, "--cold is not supported on this CPU architecture");
 	memset(rows, 0, sizeof(rows));
+	memset(na, 0, sizeof(na));
 	for (n = o.min_size; n <= o.size && nrows < MAX_SIZES - 1; n *= 2)
 		rows[nrows++].size = n;
 	if (rows[nrows - 1].size != o.size)
@@ -198,6 +216,8 @@ int cmd_copylat(int argc, char **argv)
 	ret = gpubuf_open(&s, &b, o.offset + o.size, o.offset);
 	if (ret)
 		goto close_buf;
+	if (nmethods > TO_AUTO)
+		paths_start_helpers(&s, &b, o.offset, o.size);
 	host = host_alloc(&s, o.offset + o.size, &pinned);
 	maxk = (size_t)(o.w_iters > o.r_iters ? o.w_iters : o.r_iters);
 	v = malloc(maxk * sizeof(*v));
@@ -207,6 +227,7 @@ int cmd_copylat(int argc, char **argv)
 	}
 	c.s = &s;
 	c.b = &b;
+	c.na = na;
 	c.host = host + o.offset;
 	c.dev = b.cpu + o.offset;
 	c.dptr = b.base + o.offset;
@@ -240,6 +261,7 @@ int cmd_copylat(int argc, char **argv)
 	run.nrows = nrows;
 	run.calls = nmethods > TO_AUTO;
 	run.paths = o.paths;
+	run.na = na;
 	if (o.json) {
 		struct json j;
 

@@ -59,6 +59,15 @@ struct copylat_run {
 	int nrows;
 	bool calls;		/* gdrmap_copy_* were timed */
 	bool paths;		/* --paths: every forced path too */
+	/* Per method, why its path could not serve, at the first size where
+	 * it could not (the library's gdrmap_last_error); "" if it always
+	 * could.  NULL: none recorded. */
+	const struct na_note *na;
+};
+
+struct na_note {
+	size_t size;
+	char why[200];
 };
 
 extern const char *const dir_names[2];	/* "write", "read" */

@@ -122,6 +122,25 @@ static void ratios_json(struct json *j, const char *key,
 	json_obj_end(j);
 }
 
+/* "not_available": [{"direction", "path", "from_size", "why"}, ...] */
+static void na_json(struct json *j, const struct copylat_run *run)
+{
+	int m;
+
+	json_arr_begin(j, "not_available");
+	for (m = TO_VIA_MAP; run->na && m < NMETHODS; m++) {
+		if (!run->na[m].why[0])
+			continue;
+		json_obj_begin(j, NULL);
+		json_str(j, "direction", dir_names[!methods[m].write]);
+		json_str(j, "path", methods[m].key);
+		json_int(j, "from_size", (long long)run->na[m].size);
+		json_str(j, "why", run->na[m].why);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
 void copylat_json(struct json *j, const struct copylat_run *run)
 {
 	int r;
@@ -141,4 +160,5 @@ void copylat_json(struct json *j, const struct copylat_run *run)
 		json_null(j, "goal");
 	}
 	ratios_json(j, "small_copies", run, true);
+	na_json(j, run);
 }

@@ -251,6 +251,24 @@ static void print_summary(FILE *f, const struct copylat_run *run)
 	fprintf(f, "\n");
 }
 
+/* Why each n/a: the library's reason, from the first size it gave it. */
+static void print_na(FILE *f, const struct copylat_run *run)
+{
+	char a[24];
+	int m, first = 1;
+
+	for (m = TO_VIA_MAP; run->na && m < NMETHODS; m++) {
+		if (!run->na[m].why[0])
+			continue;
+		if (first)
+			fprintf(f, "n/a, from the first size where a path could not serve, and why:\n");
+		first = 0;
+		fprintf(f, "  %s %s from %s: %s\n",
+			dir_names[!methods[m].write], methods[m].key,
+			fmt_size(run->na[m].size, a, sizeof(a)), run->na[m].why);
+	}
+}
+
 void copylat_text(FILE *f, const struct copylat_run *run)
 {
 	print_basic(f, run);
@@ -261,4 +279,5 @@ void copylat_text(FILE *f, const struct copylat_run *run)
 	print_dir(f, run, 0);
 	print_dir(f, run, 1);
 	print_summary(f, run);
+	print_na(f, run);
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* gdrmap_copy_*'s paths for the measuring commands (paths.h). */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +77,32 @@ int path_settle(gdr_mh_t mh, bool write, void *map, void *host, size_t n)
 			return e;
 	}
 	return 0;
+}
+
+/* The smallest read the library splits (its GDR_THREADS_MIN_READ): a
+ * smaller one never starts the helpers. */
+#define SPLIT_MIN	2048
+
+void paths_start_helpers(struct session *s, struct gpubuf *b, size_t off,
+			 size_t len)
+{
+	size_t n = len < 2 * SPLIT_MIN ? len : 2 * SPLIT_MIN;
+	char buf[2 * SPLIT_MIN];
+	cpu_set_t set;
+	int i;
+
+	if (s->cpus.n < 2 || n < SPLIT_MIN || !paths_available())
+		return;
+	CPU_ZERO(&set);
+	for (i = 0; i < s->cpus.n; i++)
+		CPU_SET(s->cpus.cpu[i], &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		return;
+	/* EOPNOTSUPP here only says there are no helpers: the threads
+	 * path then shows n/a. */
+	path_copy(b->mh, false, GDRMAP_COPY_PATH_THREADS, b->cpu + off, buf,
+		  n);
+	pin_thread(s->cpu);
 }
 
 /* splitmix64: fast enough for 64 MiB checks, and no run of zeros. */

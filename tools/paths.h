@@ -55,6 +55,19 @@ int path_chosen(gdr_mh_t mh, bool write, size_t n);
 int path_settle(gdr_mh_t mh, bool write, void *map, void *host, size_t n);
 
 /*
+ * Start the library's read helpers (the threads path) with this thread
+ * allowed every CPU of the session's list, then pin it back to its one
+ * CPU.  The library starts them at the first threaded read, one fewer
+ * than the CPUs the reading thread may use (at most 3), bound to those
+ * CPUs; a thread pinned to one CPU after start lends them instead every
+ * other CPU the process had, whichever NUMA node they are on.  Started
+ * here they run on the list's CPUs (the GPU's local ones unless -C says
+ * otherwise), as copybw's threads do.  len: bytes mapped at off.
+ */
+void paths_start_helpers(struct session *s, struct gpubuf *b, size_t off,
+			 size_t len);
+
+/*
  * Move n random bytes at off by path in one direction and check every
  * byte against cuMemcpy, after poisoning the destination with bytes that
  * differ from the source at every position; the 64 bytes on each side of

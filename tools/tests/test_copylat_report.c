@@ -103,6 +103,7 @@ static void row(struct row *w, size_t size, int chosen_w, int chosen_r,
  *            FROM_VIA_MAP FROM_VIA_THREADS FROM_VIA_DMA
  */
 static struct row rows[4];
+static struct na_note notes[NMETHODS];
 
 static void make_rows(void)
 {
@@ -122,6 +123,9 @@ static void make_rows(void)
 	rows[3].size = 1 << 20;
 	rows[3].chosen[0] = rows[3].chosen[1] = PATH_UNKNOWN;
 	snprintf(rows[3].why, sizeof(rows[3].why), "wrong data: made up");
+	notes[TO_VIA_THREADS].size = 8;
+	snprintf(notes[TO_VIA_THREADS].why, sizeof(notes[0].why),
+		 "threads only read");
 }
 
 static char *report(const struct copylat_run *run, bool json)
@@ -171,7 +175,7 @@ static const char *line_of(const char *text, const char *title,
 
 static void test_text(void)
 {
-	struct copylat_run run = { rows, 4, true, true };
+	struct copylat_run run = { rows, 4, true, true, notes };
 	char *t, l[512];
 
 	t = report(&run, false);
@@ -206,6 +210,9 @@ static void test_text(void)
 	CHECK(strstr(t, "small copies (<= 1K), gdrmap_copy_* p50 over "
 			"gdr_copy_*'s: write worst 1.05x at 8; read worst "
 			"1.05x at 8"), "small copies:\n%s", t);
+	CHECK(strstr(t, "n/a, from the first size where a path could not "
+			"serve, and why:\n  write threads from 8: threads only "
+			"read\n"), "why n/a:\n%s", t);
 	free(t);
 
 	run.paths = false;
@@ -278,8 +285,13 @@ static void test_json_report(void)
 		{ ".goal.read.worst_size", "4096" },
 		{ ".small_copies.max_size", "1024" },
 		{ ".small_copies.write.worst_size", "8" },
+		{ ".not_available#", "1" },
+		{ ".not_available[0].direction", "write" },
+		{ ".not_available[0].path", "threads" },
+		{ ".not_available[0].from_size", "8" },
+		{ ".not_available[0].why", "threads only read" },
 	};
-	struct copylat_run run = { rows, 4, true, true };
+	struct copylat_run run = { rows, 4, true, true, notes };
 	const char *jsonq = getenv("JSONQ");
 	char file[] = "/tmp/copylat-report-XXXXXX", got[256];
 	char *text;

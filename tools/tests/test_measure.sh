@@ -82,7 +82,8 @@ stats_or_na() {
 	if [ "$("$JSONQ" "$1" "$2" 2>/dev/null)" = null ]; then ok; else stats "$1" "$2"; fi
 }
 
-# gdrmap_copy_* beside them, and every path forced: from 8 B (the
+# gdrmap_copy_* beside them, and every path forced (row, not r: rc_in
+# sets r): from 8 B (the
 # smallest size of the goal) to 64 KiB, at an odd offset.
 run_rc paths "$GDRMAP" copylat $dev_opt --json --paths -m 8 -s 64K -w 20 -r 20 -o 3
 f=$OUT/paths.out
@@ -93,25 +94,28 @@ expect "copylat --paths: labelled" jq_is "$f" .paths true
 expect "copylat --paths: 14 sizes, 8 B to 64 KiB" jq_is "$f" .results# 14
 expect "copylat --paths: every size verified" [ "$(grep -c '"verified": true' "$f")" = 15 ]
 for i in 0 7 13; do
-	r=".results[$i]"
-	stats "$f" "$r.gdrmap_copy_to_mapping"
-	stats "$f" "$r.gdrmap_copy_from_mapping"
+	row=".results[$i]"
+	stats "$f" "$row.gdrmap_copy_to_mapping"
+	stats "$f" "$row.gdrmap_copy_from_mapping"
 	for d in write read; do
-		expect "$r.$d.path" jq_in "$f" "$r.$d.path" mapping threads dma
-		expect "$r.$d.fastest_path" jq_in "$f" "$r.$d.fastest_path" mapping threads dma
-		expect "$r.$d.over_fastest" jq_num "$f" "$r.$d.over_fastest"
-		expect "$r.$d.over_gdr_copy" jq_num "$f" "$r.$d.over_gdr_copy"
-		stats "$f" "$r.$d.paths.mapping"
-		stats_or_na "$f" "$r.$d.paths.threads"
-		stats_or_na "$f" "$r.$d.paths.dma"
+		expect "$row.$d.path" jq_in "$f" "$row.$d.path" mapping threads dma
+		expect "$row.$d.fastest_path" jq_in "$f" "$row.$d.fastest_path" mapping threads dma
+		expect "$row.$d.over_fastest" jq_num "$f" "$row.$d.over_fastest"
+		expect "$row.$d.over_gdr_copy" jq_num "$f" "$row.$d.over_gdr_copy"
+		stats "$f" "$row.$d.paths.mapping"
+		stats_or_na "$f" "$row.$d.paths.threads"
+		stats_or_na "$f" "$row.$d.paths.dma"
 	done
-	expect "$r: threads cannot write" jq_is "$f" "$r.write.paths.threads" null
+	expect "$row: threads cannot write" jq_is "$f" "$row.write.paths.threads" null
 done
 expect "copylat --paths: crossovers" jq_has "$f" .crossovers.write .crossovers.read \
 	.fastest_crossovers.write .fastest_crossovers.read
 expect "copylat --paths: the goal" jq_is "$f" .goal.ratio 1.1
 expect "copylat --paths: sizes against the goal" jq_is "$f" .goal.read.sizes 14
 expect "copylat --paths: small copies" jq_is "$f" .small_copies.write.sizes 8
+expect "copylat --paths: why threads cannot write" sh -c \
+	"'$JSONQ' '$f' .not_available[0].direction .not_available[0].path .not_available[0].from_size | tr '\n' ' ' | grep -qx 'write threads 8 '"
+expect "... in the library's words" sh -c "'$JSONQ' '$f' .not_available[0].why | grep -q 'threads only read'"
 run_rc pathstxt "$GDRMAP" copylat $dev_opt --paths -m 8 -s 4K -w 5 -r 5
 expect "copylat --paths (text) exits 0 (got $rc)" [ $rc = 0 ]
 for w in "writes: gdrmap_copy_to_mapping" "reads: gdrmap_copy_from_mapping" \

@@ -26,16 +26,27 @@ if ! command -v gnuplot >/dev/null; then
 	done_tests
 fi
 
+# copylat.json, copybw-t1 and -t2 are from before gdrmap_copy_* was timed;
+# copylat-forced.json (--paths) and copybw-t3.json have it.
 run_rc plot "$plot" -o "$OUT/p" "$data"/copylat.json "$data"/pplat.json \
 	"$data"/apiperf.json "$data"/copybw-t1.json "$data"/copybw-t2.json \
-	"$data"/doctor.json
+	"$data"/copybw-t3.json "$data"/copylat-forced.json "$data"/doctor.json
 expect "plot.sh exits 0 (got $rc: $(cat "$OUT/plot.err"))" [ $rc = 0 ]
-for n in copylat pplat apiperf copybw-t1 copybw-t2 copybw-threads; do
+for n in copylat pplat apiperf copybw-t1 copybw-t2 copybw-t3 copybw-threads \
+	 copylat-forced copylat-forced-paths; do
 	expect "$n.png written" [ -s "$OUT/p/$n.png" ]
 	expect "$n.png is a PNG" grep -q PNG "$OUT/p/$n.png"
 	expect "$n.svg written" grep -q "<svg" "$OUT/p/$n.svg"
 	expect "$n.svg says SIMULATED" grep -q "SIMULATED GPU" "$OUT/p/$n.svg"
 done
+expect "copylat-forced.svg has gdrmap_copy_* beside the rest" sh -c \
+	"grep -q 'read: gdrmap_copy_from_mapping' '$OUT/p/copylat-forced.svg' && grep -q 'read: cuMemcpyDtoH' '$OUT/p/copylat-forced.svg'"
+expect "copylat-forced-paths.svg has each path" sh -c \
+	"grep -q 'read: threads' '$OUT/p/copylat-forced-paths.svg' && grep -q 'write: dma' '$OUT/p/copylat-forced-paths.svg'"
+expect "copylat.svg of an older run has no gdrmap_copy_*" sh -c \
+	"! grep -q gdrmap_copy '$OUT/p/copylat.svg'"
+expect "copybw-t3.svg has gdrmap_copy_*" grep -q "gdrmap_copy_" "$OUT/p/copybw-t3.svg"
+expect "no -paths plot for a run without --paths" [ ! -e "$OUT/p/copylat-paths.png" ]
 expect "doctor: nothing to plot, said so" grep -q "nothing to plot" "$OUT/plot.err"
 
 echo '{"tool": "gdrmap", "command": "copylat", "error": "no GPU", "exit_code": 1}' >"$OUT/err.json"
