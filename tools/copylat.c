@@ -6,8 +6,8 @@
  * its own, so the percentiles show the spread a caller sees; each size's
  * data is checked both ways against cuMemcpy before it is timed.  Beside
  * them gdrmap_copy_*, which picks the fastest path per size, and with
- * --paths each of its paths forced: the table that says whether its
- * choice is right.
+ * --paths each of its paths forced, timed in turns with gdr_copy_*: the
+ * table that says whether its choice is right.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,12 +137,104 @@ static int verify_paths(struct ctx *c, struct row *w, bool forced)
 	return 0;
 }
 
-/* Time every method of a verified row; 0 or EXIT_CANNOT. */
+/*
+ * With --paths, a direction's gdr_copy_*, gdrmap_copy_* and forced paths
+ * are timed in turns, one call of each per round, so that a drift of the
+ * machine (another tenant, the clock) shifts them all alike: their
+ * ratios are what the table is for.  0, or -1 when a call failed (*bad
+ * set to the method).
+ */
+static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
+			 int *bad)
+{
+	const struct opts *o = c->s->o;
+	int ms[5], nm = 0, m, i, e, path;
+	size_t k, r;
+
+	ms[nm++] = M_GDR(d);
+	ms[nm++] = M_AUTO(d);
+	for (path = GDRMAP_COPY_PATH_MAPPING; path <= GDRMAP_COPY_PATH_DMA;
+	     path++)
+		ms[nm++] = M_VIA(d, path);
+	if (path_settle(c->b->mh, d == 0, c->dev, c->host, w->size)) {
+		*bad = M_AUTO(d);
+		return -1;
+	}
+	k = samples_for(o, (enum method)M_GDR(d), w->size);
+	for (i = 0; i < nm; i++) {
+		m = ms[i];
+		if (w->na & (1u << m))
+			continue;
+		for (r = 0; r < 2 && !o->cold; r++) {
+			e = one_copy(c, (enum method)m, w->size);
+			if (e == PATH_NA) {
+				mark_na(c, w, m);
+				break;
+			}
+			if (e) {
+				*bad = m;
+				return -1;
+			}
+		}
+	}
+	for (r = 0; r < k; r++)
+		for (i = 0; i < nm; i++) {
+			double t0;
+
+			m = ms[i];
+			if (w->na & (1u << m))
+				continue;
+			if (o->cold)
+				flush_range(c->host, w->size);
+			t0 = now_ns();
+			e = one_copy(c, (enum method)m, w->size);
+			if (e) {
+				*bad = m;
+				return -1;
+			}
+			v[(size_t)i * k + r] = now_ns() - t0;
+		}
+	for (i = 0; i < nm; i++) {
+		m = ms[i];
+		if (w->na & (1u << m))
+			continue;
+		stats_compute(&w->st[m], v + (size_t)i * k, k);
+		w->measured |= 1u << m;
+	}
+	w->chosen[d] = path_chosen(c->b->mh, d == 0, w->size);
+	return 0;
+}
+
+static int call_failed(const struct opts *o, int m, size_t n)
+{
+	return fail(o, EXIT_CANNOT, "%s%s%s%s of %zu bytes failed",
+		    m < TO_VIA_MAP ? methods[m].key :
+		    methods[m].write ? "gdrmap_copy_to_mapping_via" :
+		    "gdrmap_copy_from_mapping_via",
+		    m < TO_VIA_MAP ? "" : "(",
+		    m < TO_VIA_MAP ? "" : methods[m].key,
+		    m < TO_VIA_MAP ? "" : ")", n);
+}
+
+/* Time every method of a verified row; 0 or EXIT_CANNOT.  v holds
+ * NMETHODS samples per call. */
 static int measure_row(struct ctx *c, struct row *w, int nmethods, double *v)
 {
 	const struct opts *o = c->s->o;
-	int m, e, d;
+	int m, e, d, bad;
 
+	if (nmethods == NMETHODS) {
+		for (d = 0; d < 2; d++) {
+			if (measure_turns(c, w, d, v, &bad))
+				return call_failed(o, bad, w->size);
+			e = measure(c, (enum method)M_CUDA(d), w->size, v,
+				    &w->st[M_CUDA(d)]);
+			if (e)
+				return call_failed(o, M_CUDA(d), w->size);
+			w->measured |= 1u << M_CUDA(d);
+		}
+		goto check;
+	}
 	for (m = 0; m < nmethods; m++) {
 		if (w->na & (1u << m))
 			continue;
@@ -152,19 +244,13 @@ static int measure_row(struct ctx *c, struct row *w, int nmethods, double *v)
 			continue;
 		}
 		if (e)
-			return fail(o, EXIT_CANNOT, "%s%s%s%s of %zu bytes failed",
-				    m < TO_VIA_MAP ? methods[m].key :
-				    methods[m].write ?
-				    "gdrmap_copy_to_mapping_via" :
-				    "gdrmap_copy_from_mapping_via",
-				    m < TO_VIA_MAP ? "" : "(",
-				    m < TO_VIA_MAP ? "" : methods[m].key,
-				    m < TO_VIA_MAP ? "" : ")", w->size);
+			return call_failed(o, m, w->size);
 		w->measured |= 1u << m;
 		if (m == TO_AUTO || m == FROM_AUTO)
 			w->chosen[m == FROM_AUTO] = path_chosen(
 				c->b->mh, methods[m].write, w->size);
 	}
+check:
 	/* What gdrmap_copy_* moves once its choice is made. */
 	for (d = 0; d < 2 && nmethods > TO_AUTO; d++) {
 		e = path_verify(c->s, c->b, o->offset, w->size, d == 0,
@@ -220,7 +306,7 @@ int cmd_copylat(int argc, char **argv)
 		paths_start_helpers(&s, &b, o.offset, o.size);
 	host = host_alloc(&s, o.offset + o.size, &pinned);
 	maxk = (size_t)(o.w_iters > o.r_iters ? o.w_iters : o.r_iters);
-	v = malloc(maxk * sizeof(*v));
+	v = malloc(maxk * 5 * sizeof(*v));
 	if (!host || !v) {
 		ret = fail(&o, EXIT_CANNOT, "out of memory");
 		goto free_host;
