@@ -81,7 +81,7 @@ static void every_size(const struct gpu_case *c, gdr_mh_t mh, char *map,
 
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		off = 64 + (i * 4099) % 4096;
-		for (k = 0, bad = 0; k < 24 && !bad; k++)
+		for (k = 0, bad = 0; k < 48 && !bad; k++)
 			bad = round_trip(c, mh, map, base, off, sizes[i], 0);
 		for (path = 1; path <= 3; path++)
 			round_trip(c, mh, map, base, off, sizes[i], path);

@@ -106,7 +106,7 @@ static void every_size(gdr_mh_t mh, char *map, CUdeviceptr base,
 		if (off + sizes[i] > AREA - SLACK)
 			off = 0;
 		/* Enough copies to go through the measuring and beyond. */
-		for (k = 0; k < 24; k++)
+		for (k = 0; k < 48; k++)
 			if (round_trip(mh, map, base, off, sizes[i], 0,
 				       (unsigned int)(i * 100 + k)))
 				break;

@@ -105,7 +105,7 @@ int main(void)
 	map = (char *)va + (d - info.va);
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		off = 64 + (i * 4099) % 4096;
-		for (k = 0; k < 22; k++)
+		for (k = 0; k < 48; k++)
 			round_trip(mh, map, d, off, sizes[i], 0,
 				   (unsigned)(i * 50 + k));
 		for (path = 1; path <= 3; path++)
