@@ -148,7 +148,7 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 			 int *bad)
 {
 	const struct opts *o = c->s->o;
-	int ms[5], nm = 0, m, i, e, path;
+	int ms[5], nm = 0, m, i, j, e, path;
 	size_t k, r;
 
 	ms[nm++] = M_GDR(d);
@@ -177,10 +177,14 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 			}
 		}
 	}
+	/* Each round starts one method later, so that every method follows
+	 * every other as often: a write leaves the write-combining buffers
+	 * draining, and whatever comes next pays for it. */
 	for (r = 0; r < k; r++)
-		for (i = 0; i < nm; i++) {
+		for (j = 0; j < nm; j++) {
 			double t0;
 
+			i = (int)((j + r) % (size_t)nm);
 			m = ms[i];
 			if (w->na & (1u << m))
 				continue;
