@@ -9,6 +9,7 @@
  * --paths each of its paths forced, timed in turns with gdr_copy_*: the
  * table that says whether its choice is right.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,7 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 {
 	const struct opts *o = c->s->o;
 	int ms[5], nm = 0, m, i, j, e, path;
+	uint64_t rng = 0x9e3779b97f4a7c15ULL ^ w->size;
 	size_t k, r;
 
 	ms[nm++] = M_GDR(d);
@@ -177,17 +179,32 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 			}
 		}
 	}
-	/* Each round starts one method later, so that every method follows
-	 * every other as often: a write leaves the write-combining buffers
-	 * draining, and whatever comes next pays for it. */
-	for (r = 0; r < k; r++)
-		for (j = 0; j < nm; j++) {
+	/* Each round in a new order, so that every method follows every
+	 * other as often: a write leaves the write-combining buffers
+	 * draining, and whatever comes next pays for it (a DMA leaves them
+	 * empty). */
+	for (r = 0; r < k; r++) {
+		int order[5], n = 0;
+
+		for (i = 0; i < nm; i++)
+			if (!(w->na & (1u << ms[i])))
+				order[n++] = i;
+		for (j = n - 1; j > 0; j--) {
+			int x, pick;
+
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			pick = (int)(rng % (uint64_t)(j + 1));
+			x = order[j];
+			order[j] = order[pick];
+			order[pick] = x;
+		}
+		for (j = 0; j < n; j++) {
 			double t0;
 
-			i = (int)((j + r) % (size_t)nm);
+			i = order[j];
 			m = ms[i];
-			if (w->na & (1u << m))
-				continue;
 			if (o->cold)
 				flush_range(c->host, w->size);
 			t0 = now_ns();
@@ -198,6 +215,7 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 			}
 			v[(size_t)i * k + r] = now_ns() - t0;
 		}
+	}
 	for (i = 0; i < nm; i++) {
 		m = ms[i];
 		if (w->na & (1u << m))
