@@ -27,6 +27,8 @@
 #define READ_BYTES_CAP	(64UL << 20)
 #define MIN_SAMPLES	10
 #define MAX_SIZES	64
+/* --paths: rounds of turns between the methods of a direction */
+#define ROUNDS		20
 
 struct ctx {
 	struct session *s;
@@ -140,9 +142,9 @@ static int verify_paths(struct ctx *c, struct row *w, bool forced)
 
 /*
  * With --paths, a direction's gdr_copy_*, gdrmap_copy_* and forced paths
- * are timed in turns, one call of each per round, so that a drift of the
- * machine (another tenant, the clock) shifts them all alike: their
- * ratios are what the table is for.  0, or -1 when a call failed (*bad
+ * are timed in turns, a block of calls of each per round, so that a
+ * drift of the machine (another tenant, the clock) shifts them all
+ * alike: their ratios are what the table is for.  0, or -1 when a call failed (*bad
  * set to the method).
  */
 static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
@@ -151,7 +153,7 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 	const struct opts *o = c->s->o;
 	int ms[5], nm = 0, m, i, j, e, path;
 	uint64_t rng = 0x9e3779b97f4a7c15ULL ^ w->size;
-	size_t k, r;
+	size_t k, r, b, rounds, per;
 
 	ms[nm++] = M_GDR(d);
 	ms[nm++] = M_AUTO(d);
@@ -179,11 +181,18 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 			}
 		}
 	}
-	/* Each round in a new order, so that every method follows every
-	 * other as often: a write leaves the write-combining buffers
-	 * draining, and whatever comes next pays for it (a DMA leaves them
-	 * empty). */
-	for (r = 0; r < k; r++) {
+	/*
+	 * Rounds, each in a new order, of a block of calls per method; the
+	 * first call of a block is not timed.  Every timed call thus follows
+	 * a call of its own method, as in a run of it alone (what a call
+	 * leaves behind, write-combining buffers draining or the host
+	 * buffer dirty in the CPU's caches, changes the next call's cost),
+	 * while the rounds spread each method over the whole measurement.
+	 */
+	rounds = k < ROUNDS ? k : ROUNDS;
+	per = k / rounds;
+	k = rounds * per;
+	for (r = 0; r < rounds; r++) {
 		int order[5], n = 0;
 
 		for (i = 0; i < nm; i++)
@@ -201,19 +210,23 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 			order[pick] = x;
 		}
 		for (j = 0; j < n; j++) {
-			double t0;
-
 			i = order[j];
 			m = ms[i];
-			if (o->cold)
-				flush_range(c->host, w->size);
-			t0 = now_ns();
-			e = one_copy(c, (enum method)m, w->size);
-			if (e) {
-				*bad = m;
-				return -1;
+			for (b = 0; b <= per; b++) {
+				double t0;
+
+				if (o->cold)
+					flush_range(c->host, w->size);
+				t0 = now_ns();
+				e = one_copy(c, (enum method)m, w->size);
+				if (e) {
+					*bad = m;
+					return -1;
+				}
+				if (b)
+					v[(size_t)i * k + r * per + b - 1] =
+						now_ns() - t0;
 			}
-			v[(size_t)i * k + r] = now_ns() - t0;
 		}
 	}
 	for (i = 0; i < nm; i++) {
