@@ -7,8 +7,8 @@
  * first copies of each size class (a power of two) on each device,
  * mapping type and direction take turns on every path that can serve
  * them, TRIALS timed copies each after one untimed; the path with the
- * lowest median serves the class from then on (two paths whose medians
- * are within a quarter of each other are both measured on, to
+ * lowest first quartile serves the class from then on (two paths whose
+ * quartiles are within a quarter of each other are both measured on, to
  * TRIALS_MAX copies, before one is chosen).  A path whose two timed
  * copies were both more than SLOWER times slower than the best seen is
  * dropped (a 64 MiB read through the mapping costs 80 ms on an H200).
@@ -44,7 +44,7 @@
 
 #define NCLASS	48
 #define TRIALS	5
-/* Two paths this close after TRIALS (ratio of medians, in percent) are
+/* Two paths this close after TRIALS (ratio of quartiles, in percent) are
  * measured on to TRIALS_MAX copies each before one is chosen. */
 #define CLOSE	125
 #define TRIALS_MAX 15
@@ -238,7 +238,14 @@ static int run_path(const struct job *j, int p)
 	return 0;
 }
 
-static uint64_t median(uint64_t *v, int n)
+/*
+ * A path's time: the first quartile of its copies (the 2nd fastest of
+ * 5, the 4th of 15).  Whatever disturbs a copy (the application's own
+ * work between them, another tenant) only makes it slower, so a low
+ * order statistic sees the path, a median sees the disturbance once
+ * three copies of five had some; the fastest alone would reward luck.
+ */
+static uint64_t quartile(uint64_t *v, int n)
 {
 	int i, k;
 
@@ -249,12 +256,12 @@ static uint64_t median(uint64_t *v, int n)
 			v[k] = v[k - 1];
 			v[k - 1] = x;
 		}
-	return v[n / 2];
+	return v[n / 4];
 }
 
 /*
  * Five copies cannot tell apart two paths within a few tens of percent:
- * when the runner-up's median is within CLOSE of the best's, drop the
+ * when the runner-up's quartile is within CLOSE of the best's, drop the
  * others and measure both on to TRIALS_MAX copies.  1 if it did.
  */
 static int close_contest(struct tclass *c, const uint64_t *med, int best,
@@ -293,7 +300,7 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 	for (p = 1; p < NPATH; p++) {
 		if (!(possible & (1 << p)) || (c->dropped & (1 << p)))
 			continue;
-		med[p] = median(c->ns[p], wanted(c));
+		med[p] = quartile(c->ns[p], wanted(c));
 		if (!best || med[p] < med[best])
 			best = p;
 	}
@@ -323,7 +330,7 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 		    lo < atomic_load(&t->dma_from))
 			atomic_store(&t->dma_from, lo);
 	}
-	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping): %s, %llu ns (median)",
+	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping): %s, %llu ns (first quartile)",
 		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
 		 t->to_gpu ? "to" : "from", t->dev,
 		 gdr_mapping_type_name(t->type), path_names[best],
