@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * gdrmap._fastflag: the flag reads and writes of gdrmap.Mapping
- * (load_u32/u64, store_u32/u64) without ctypes.
+ * (load_u32/u64, store_u32/u64) without ctypes, and one call for its
+ * bulk copies (bulk()).
  *
  * Through ctypes, a flag read costs the PCIe round trip (~1 us) plus
  * ~1.5 us of Python: the call's arguments are converted into ctypes
@@ -424,6 +425,79 @@ static void window_dealloc(PyObject *self)
 	Py_DECREF(type);
 }
 
+/* -- bulk copies ------------------------------------------------------ */
+
+/* gdr_mh_t, passed by value as gdrapi.h declares it. */
+typedef struct { unsigned long h; } mh_t;
+typedef int (*copy_fn)(mh_t handle, void *dst, const void *src, size_t n);
+
+/* Run it without the GIL: the caller keeps the Mapping open, asks again. */
+#define NEEDS_RELEASE (-1000)
+
+/*
+ * bulk(fn, handle, base, size, offset, buffer, to_mapping, release,
+ * held_max): fn (gdrmap_copy_to/from_mapping, by address) between the
+ * mapping at base + offset and the buffer, held for the call: what
+ * Mapping.write and readinto do in three ctypes calls, in one.  The bytes
+ * copied, or minus the library's errno; None for anything unusual (not
+ * one contiguous, for reads writable, buffer; out of range; empty), which
+ * the caller's ctypes path raises for.  Over held_max bytes the GIL is
+ * released, if release: else NEEDS_RELEASE.
+ */
+static PyObject *raw_bulk(PyObject *module, PyObject *const *args,
+			  Py_ssize_t nargs)
+{
+	Py_ssize_t size, offset, held_max;
+	unsigned long long base;
+	Py_buffer view;
+	copy_fn fn;
+	mh_t mh;
+	void *map;
+	size_t n;
+	int to, release, err;
+
+	(void)module;
+	if (nargs != 9)
+		Py_RETURN_NONE;
+	fn = (copy_fn)PyLong_AsVoidPtr(args[0]);
+	mh.h = PyLong_AsUnsignedLong(args[1]);
+	base = PyLong_AsUnsignedLongLong(args[2]);
+	size = PyLong_AsSsize_t(args[3]);
+	offset = PyLong_AsSsize_t(args[4]);
+	to = PyObject_IsTrue(args[6]);
+	release = PyObject_IsTrue(args[7]);
+	held_max = PyLong_AsSsize_t(args[8]);
+	if (PyErr_Occurred() || !fn || to < 0 || release < 0) {
+		PyErr_Clear();
+		Py_RETURN_NONE;
+	}
+	if (PyObject_GetBuffer(args[5], &view,
+			       to ? PyBUF_SIMPLE : PyBUF_WRITABLE)) {
+		PyErr_Clear();
+		Py_RETURN_NONE;
+	}
+	if (!view.len || offset < 0 || offset > size ||
+	    view.len > size - offset) {
+		PyBuffer_Release(&view);
+		Py_RETURN_NONE;
+	}
+	if (view.len > held_max && !release) {
+		PyBuffer_Release(&view);
+		return PyLong_FromLong(NEEDS_RELEASE);
+	}
+	map = (void *)(uintptr_t)(base + (unsigned long long)offset);
+	n = (size_t)view.len;
+	if (view.len > held_max) {
+		Py_BEGIN_ALLOW_THREADS
+		err = to ? fn(mh, map, view.buf, n) : fn(mh, view.buf, map, n);
+		Py_END_ALLOW_THREADS
+	} else {	/* small: cheaper with the GIL kept */
+		err = to ? fn(mh, map, view.buf, n) : fn(mh, view.buf, map, n);
+	}
+	PyBuffer_Release(&view);
+	return PyLong_FromSsize_t(err ? -(Py_ssize_t)err : (Py_ssize_t)n);
+}
+
 #define FAST (METH_FASTCALL | METH_KEYWORDS)
 #define FN(f) ((PyCFunction)(void (*)(void))(f))
 
@@ -475,6 +549,9 @@ static PyMethodDef module_methods[] = {
 	{ "store", FN(raw_store), METH_FASTCALL,
 	  "store(address, width, value): write as a Window writes.  No range "
 	  "check: tests and benchmarks only." },
+	{ "bulk", FN(raw_bulk), METH_FASTCALL,
+	  "bulk(fn, handle, base, size, offset, buffer, to_mapping, release, "
+	  "held_max): one bulk copy for gdrmap.Mapping (see _fastflag.c)." },
 	{ NULL, NULL, 0, NULL },
 };
 

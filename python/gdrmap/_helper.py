@@ -17,6 +17,7 @@ Which one is used, in this order:
                                 from (as the library, _lib.py).
 """
 
+import ctypes
 import errno
 import importlib.machinery
 import importlib.util
@@ -124,6 +125,27 @@ def _fallback(ref, method):
         return method(mapping, *args, **kwargs)
     call.__name__ = method.__name__
     return call
+
+
+# _fastflag.bulk's answer for a copy that must run without the GIL.
+NEEDS_RELEASE = -1000
+
+
+def bulk(lib):
+    """(_fastflag.bulk, (address of gdrmap_copy_from_mapping, of
+    gdrmap_copy_to_mapping)) for Mapping's bulk copies, or None without a
+    helper or with a library that has no gdrmap_copy_* (GDRCopy's)."""
+    fast = helper()
+    if fast is None or not hasattr(fast, "bulk") or \
+            lib.bulk_to != "gdrmap_copy_to_mapping" or \
+            lib.bulk_from != "gdrmap_copy_from_mapping":
+        return None
+    try:
+        fns = (ctypes.cast(getattr(lib, lib.bulk_from), ctypes.c_void_p).value,
+               ctypes.cast(getattr(lib, lib.bulk_to), ctypes.c_void_p).value)
+    except (AttributeError, TypeError):
+        return None
+    return (fast.bulk, fns) if all(fns) else None
 
 
 def window(mapping, pin, methods):

@@ -182,6 +182,9 @@ class Mapping:
         self._readonly = bool(src.readonly)
         self._from_held = lib.copy_from_held
         self._to_held = lib.copy_to_held
+        # Bulk copies in one call of the compiled helper where there is
+        # one and the library has gdrmap_copy_* (_bulk).
+        self._fast_bulk = _helper.bulk(lib)
         # Checked flag addresses, by width then offset: a flag is polled
         # at the same few offsets, and making and checking the address
         # object each time costs a third of a load's Python overhead.
@@ -359,6 +362,35 @@ class Mapping:
         if err:
             self._failed(err, function)
 
+    def _bulk(self, to, obj, offset):
+        """A bulk copy in one call of the compiled helper: the bytes
+        copied, or None where it does not serve (no helper, GDRCopy's
+        library, anything unusual: the ctypes path raises for it)."""
+        fast = self._fast_bulk
+        if fast is None or type(offset) is not int:
+            return None
+        call, fns = fast
+        fn = fns[to]
+        r = call(fn, self._hbox.value, self._cpu, self._size, offset, obj,
+                 to, False, GIL_HELD_MAX)
+        if r == _helper.NEEDS_RELEASE:
+            # Without the GIL: as _copy, close waits until it is done.
+            pin = self._pin
+            with pin.cond:
+                self._check()
+                pin.users += 1
+            try:
+                r = call(fn, pin.handle, self._cpu, self._size, offset, obj,
+                         to, True, GIL_HELD_MAX)
+            finally:
+                with pin.cond:
+                    pin.users -= 1
+                    if not pin.users:
+                        pin.cond.notify_all()
+        if r is not None and r < 0:
+            self._failed(-r, self._lib.bulk_to if to else self._lib.bulk_from)
+        return r
+
     def readinto(self, buffer, offset=0, path=None):
         """Fill buffer (any writable contiguous buffer: bytearray,
         memoryview, array.array, NumPy array...) with the mapped bytes at
@@ -366,6 +398,10 @@ class Mapping:
         path: None (the fastest), or 'mapping', 'threads', 'dma' (see
         copy_path)."""
         self._check()
+        if path is None:
+            n = self._bulk(False, buffer, offset)
+            if n is not None:
+                return n
         with HostBuffer(buffer, True, "the buffer") as (address, n):
             cpu = self._range(offset, n)
             self._copy(False, address, cpu, n, path)
@@ -389,6 +425,10 @@ class Mapping:
         after it returns.  path: as readinto's."""
         self._check()
         self._writable()
+        if path is None:
+            n = self._bulk(True, data, offset)
+            if n is not None:
+                return n
         with HostBuffer(data, False, "data") as (address, n):
             cpu = self._range(offset, n)
             self._copy(True, cpu, address, n, path)
