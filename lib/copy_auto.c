@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "copy/copy.h"
+#include "copy_choose.h"
 #include "copy_only.h"
 #include "copy_threads.h"
 #include "cuda_api.h"
@@ -42,37 +43,7 @@
 #include "internal.h"
 #include "log.h"
 
-#define NCLASS	48
-#define TRIALS	5
-/* Two paths this close after TRIALS (ratio of quartiles, in percent) are
- * measured on to TRIALS_MAX copies each before one is chosen. */
-#define CLOSE	125
-#define TRIALS_MAX 15
-#define SLOWER	4
-#define MARGIN	2
-#define NPATH	4	/* indexed by GDRMAP_COPY_PATH_*; 0 unused */
-
 #define ID_NONE	(~0ULL)
-
-struct tclass {
-	_Atomic int path;		/* the choice; 0 while measuring */
-	uint8_t runs[NPATH];		/* copies made, the untimed first too */
-	uint8_t dropped;		/* paths out of the running (bits) */
-	uint8_t want;			/* timed copies a path needs; 0: TRIALS */
-	uint64_t ns[NPATH][TRIALS_MAX];
-};
-
-struct gdr_tune {
-	struct gdr_tune *next;
-	int dev;			/* CUDA ordinal; -1: no DMA */
-	gdr_mapping_type_t type;
-	int to_gpu;
-	int forced;			/* GDRMAP_COPY_PATH; 0: measure */
-	_Atomic size_t map_below;	/* smaller: the mapping, untimed */
-	_Atomic size_t dma_from;	/* this or larger: DMA, untimed */
-	pthread_mutex_t lock;
-	struct tclass c[NCLASS];
-};
 
 /* Tests replace what a measuring copy cost (the path's model instead of
  * the fake's memcpy); NULL: the clock's word. */
@@ -81,10 +52,6 @@ uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
 
 static struct gdr_tune *tunes;
 static pthread_mutex_t tunes_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static const char *const path_names[NPATH] = {
-	"auto", "mapping", "threads", "dma"
-};
 
 static uint64_t now_ns(void)
 {
@@ -110,7 +77,7 @@ static int forced_path(void)
 	if (!v || !*v)
 		return 0;
 	for (p = 0; p < NPATH; p++)
-		if (!strcmp(v, path_names[p]))
+		if (!strcmp(v, gdr_copy_path_names[p]))
 			return p;
 	gdr_err("GDRMAP_COPY_PATH=%s is not a path: use mapping, threads, dma or auto (measuring the paths instead)",
 		 v);
@@ -238,166 +205,6 @@ static int run_path(const struct job *j, int p)
 	return 0;
 }
 
-/*
- * A path's time: the first quartile of its copies (the 2nd fastest of
- * 5, the 4th of 15).  Whatever disturbs a copy (the application's own
- * work between them, another tenant) only makes it slower, so a low
- * order statistic sees the path, a median sees the disturbance once
- * three copies of five had some; the fastest alone would reward luck.
- */
-static uint64_t quartile(uint64_t *v, int n)
-{
-	int i, k;
-
-	for (i = 1; i < n; i++)
-		for (k = i; k > 0 && v[k - 1] > v[k]; k--) {
-			uint64_t x = v[k];
-
-			v[k] = v[k - 1];
-			v[k - 1] = x;
-		}
-	return v[n / 4];
-}
-
-/*
- * Five copies cannot tell apart two paths within a few tens of percent:
- * when the runner-up's quartile is within CLOSE of the best's, drop the
- * others and measure both on to TRIALS_MAX copies.  1 if it did.
- */
-static int close_contest(struct tclass *c, const uint64_t *med, int best,
-			 int possible)
-{
-	int p, second = 0;
-
-	if (c->want)
-		return 0;
-	for (p = 1; p < NPATH; p++)
-		if (p != best && (possible & (1 << p)) &&
-		    !(c->dropped & (1 << p)) &&
-		    (!second || med[p] < med[second]))
-			second = p;
-	if (!second || med[second] * 100 > med[best] * CLOSE)
-		return 0;
-	c->want = TRIALS_MAX;
-	for (p = 1; p < NPATH; p++)
-		if (p != best && p != second)
-			c->dropped |= 1 << p;
-	return 1;
-}
-
-static int wanted(const struct tclass *c)
-{
-	return c->want ? c->want : TRIALS;
-}
-
-/* Every path still running has its timed copies: choose; t->lock held. */
-static void decide(struct gdr_tune *t, int ci, int possible)
-{
-	struct tclass *c = &t->c[ci];
-	uint64_t med[NPATH], best_other;
-	int p, best = 0;
-
-	for (p = 1; p < NPATH; p++) {
-		if (!(possible & (1 << p)) || (c->dropped & (1 << p)))
-			continue;
-		med[p] = quartile(c->ns[p], wanted(c));
-		if (!best || med[p] < med[best])
-			best = p;
-	}
-	if (!best)
-		best = GDRMAP_COPY_PATH_MAPPING;
-	if (close_contest(c, med, best, possible))
-		return;
-	/* The best time any other path made, dropped ones too. */
-	best_other = UINT64_MAX;
-	for (p = 1; p < NPATH; p++) {
-		int k, runs = c->runs[p] - 1;
-
-		if (p == best || runs < 1)
-			continue;
-		for (k = 0; k < runs && k < TRIALS_MAX; k++)
-			if (c->ns[p][k] < best_other)
-				best_other = c->ns[p][k];
-	}
-	if (best_other != UINT64_MAX &&
-	    med[best] * MARGIN <= best_other) {
-		size_t lo = (size_t)1 << ci, hi = lo << 1;
-
-		if (best == GDRMAP_COPY_PATH_MAPPING &&
-		    hi > atomic_load(&t->map_below))
-			atomic_store(&t->map_below, hi);
-		if (best == GDRMAP_COPY_PATH_DMA &&
-		    lo < atomic_load(&t->dma_from))
-			atomic_store(&t->dma_from, lo);
-	}
-	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping): %s, %llu ns (first quartile)",
-		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
-		 t->to_gpu ? "to" : "from", t->dev,
-		 gdr_mapping_type_name(t->type), path_names[best],
-		 (unsigned long long)med[best]);
-	atomic_store_explicit(&c->path, best, memory_order_release);
-}
-
-/* The path for the next measuring copy of class ci, or 0 if decided. */
-static int next_trial(struct gdr_tune *t, int ci, int possible)
-{
-	struct tclass *c = &t->c[ci];
-	int p, pick = 0;
-
-	if (atomic_load_explicit(&c->path, memory_order_relaxed))
-		return 0;
-	for (p = 1; p < NPATH; p++) {
-		if (!(possible & (1 << p)) || (c->dropped & (1 << p)) ||
-		    c->runs[p] > wanted(c))
-			continue;
-		if (!pick || c->runs[p] < c->runs[pick])
-			pick = p;
-	}
-	if (!pick) {
-		decide(t, ci, possible);
-		/* A close contest goes on. */
-		if (!atomic_load_explicit(&c->path, memory_order_relaxed))
-			return next_trial(t, ci, possible);
-	}
-	return pick;
-}
-
-/* The fastest timed copy path q made in class c; UINT64_MAX if none. */
-static uint64_t fastest(const struct tclass *c, int q)
-{
-	uint64_t best = UINT64_MAX;
-	int k;
-
-	for (k = 0; k < c->runs[q] - 1 && k < TRIALS_MAX; k++)
-		if (c->ns[q][k] < best)
-			best = c->ns[q][k];
-	return best;
-}
-
-/* Record a measuring copy; t->lock held. */
-static void record(struct gdr_tune *t, int ci, int p, uint64_t ns,
-		   int possible)
-{
-	struct tclass *c = &t->c[ci];
-	uint64_t best = UINT64_MAX, f;
-	int q;
-
-	if (atomic_load_explicit(&c->path, memory_order_relaxed) ||
-	    c->runs[p] > wanted(c))
-		return;
-	if (c->runs[p] > 0)
-		c->ns[p][c->runs[p] - 1] = ns;
-	c->runs[p]++;
-	/* Drop every path whose best copy is far slower than the best. */
-	for (q = 1; q < NPATH; q++)
-		if ((f = fastest(c, q)) < best)
-			best = f;
-	for (q = 1; q < NPATH; q++)
-		if (c->runs[q] > 2 && (f = fastest(c, q)) > best * SLOWER)
-			c->dropped |= 1 << q;
-	next_trial(t, ci, possible);
-}
-
 static int possible_paths(struct gdr_region *r, const struct gdr_tune *t,
 			  size_t n)
 {
@@ -432,7 +239,7 @@ static int auto_copy(struct job *j)
 				   GDRMAP_COPY_PATH_MAPPING : p);
 	possible = possible_paths(j->r, t, j->n);
 	pthread_mutex_lock(&t->lock);
-	p = next_trial(t, ci, possible);
+	p = gdr_choose_next(t, ci, possible);
 	pthread_mutex_unlock(&t->lock);
 	if (!p) {
 		p = atomic_load_explicit(&t->c[ci].path, memory_order_acquire);
@@ -447,7 +254,7 @@ static int auto_copy(struct job *j)
 	if (gdr_copy_auto_cost)
 		t0 = gdr_copy_auto_cost(p, j->n, j->to_gpu, t0);
 	pthread_mutex_lock(&t->lock);
-	record(t, ci, p, t0, possible);
+	gdr_choose_record(t, ci, p, t0, possible);
 	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
@@ -497,7 +304,7 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 	}
 	if (!path_possible(j.r, t, path, n)) {
 		gdr_err("%s: the %s path cannot serve handle 0x%lx here: %s",
-			caller, path_names[path], handle.h,
+			caller, gdr_copy_path_names[path], handle.h,
 			path == GDRMAP_COPY_PATH_THREADS ?
 			(to_gpu ? "threads only read" :
 			 n < GDR_THREADS_MIN_READ ?
