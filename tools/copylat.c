@@ -29,6 +29,10 @@
 #define MAX_SIZES	64
 /* --paths: rounds of turns between the methods of a direction */
 #define ROUNDS		20
+/* --paths: the pause before each call, so that none pays for the last
+ * one's writes still draining from the write-combining buffers (sub-µs
+ * copies were bimodal back to back: ~40 or ~150 ns on the H200). */
+#define QUIET_NS	2000
 
 struct ctx {
 	struct session *s;
@@ -213,7 +217,7 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 			i = order[j];
 			m = ms[i];
 			for (b = 0; b <= per; b++) {
-				double t0;
+				double t0, t1;
 
 				if (o->cold)
 					flush_range(c->host, w->size);
@@ -223,9 +227,14 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 					*bad = m;
 					return -1;
 				}
+				t1 = now_ns();
 				if (b)
 					v[(size_t)i * k + r * per + b - 1] =
-						now_ns() - t0;
+						t1 - t0;
+				/* Each call alone: what the last one left in
+				 * flight has landed. */
+				while (now_ns() - t1 < QUIET_NS)
+					;
 			}
 		}
 	}
