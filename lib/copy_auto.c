@@ -225,6 +225,11 @@ static int auto_copy(struct job *j)
 
 	if (!t)
 		return run_path(j, GDRMAP_COPY_PATH_MAPPING);
+	/* What the small copies compare with, as far as measured now. */
+	atomic_store_explicit(&j->r->small_below[j->to_gpu],
+			      atomic_load_explicit(&t->map_below,
+						   memory_order_relaxed),
+			      memory_order_relaxed);
 	if (t->forced)
 		return run_path(j, path_possible(j->r, t, t->forced, j->n) ?
 				   t->forced : GDRMAP_COPY_PATH_MAPPING);
@@ -321,23 +326,21 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 
 /*
  * The sizes the mapping serves by far, inline: what gdr_copy_* do plus
- * one pointer load and a compare.  Everything else goes to copy_via.
+ * one load and a compare, in the region's line they read anyway.
+ * Everything else goes to copy_via.
  */
 static inline const struct gdr_copy_impl *small_copy(gdr_mh_t handle,
 						     const void *map,
 						     size_t n, int to_gpu)
 {
 	struct gdr_region *r;
-	struct gdr_tune *t;
 	uintptr_t base;
 	uint64_t s;
 
 	r = gdr_copy_lookup(handle, map, n, &s, &base);
-	if (!r || (s & REGION_COPY_ONLY))
-		return NULL;
-	t = atomic_load_explicit(&r->tune[to_gpu], memory_order_acquire);
-	if (!t || n >= atomic_load_explicit(&t->map_below,
-					    memory_order_relaxed))
+	if (!r || (s & REGION_COPY_ONLY) ||
+	    n >= atomic_load_explicit(&r->small_below[to_gpu],
+				      memory_order_relaxed))
 		return NULL;
 	return atomic_load_explicit(&r->copy, memory_order_relaxed);
 }

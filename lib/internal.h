@@ -64,10 +64,10 @@ struct gdr {
  * never freed, so that a stale handle can be recognised (its generation
  * no longer matches) instead of being a dangling pointer.
  *
- * state, owner, map_va, map_len and copy are read without a lock by the
- * copy functions: map_va, map_len and copy are written before state gains
- * REGION_MAPPED (release) and are only trusted after state was read with
- * acquire.  Everything else belongs to the owner and is under its lock.
+ * state, owner, map_va, map_len, copy and small_below are read without a
+ * lock by the copy functions: map_va, map_len and copy are written before
+ * state gains REGION_MAPPED (release) and are only trusted after state was
+ * read with acquire.  Everything else belongs to the owner and is under its lock.
  */
 struct gdr_region {
 	_Atomic uint64_t state;
@@ -75,6 +75,10 @@ struct gdr_region {
 	_Atomic uintptr_t map_va;
 	_Atomic size_t map_len;
 	_Atomic(const struct gdr_copy_impl *) copy;
+	/* gdrmap_copy_*: sizes below this, [to_mapping], are mapping copies
+	 * (the measurements' map_below, kept here beside copy so that the
+	 * small copies read one line of the region; 0: ask copy_auto.c). */
+	_Atomic size_t small_below[2];
 
 	uint32_t index;			/* slot in the table, fixed */
 	uint32_t next_free;		/* free list, under the table lock */
