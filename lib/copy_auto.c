@@ -292,9 +292,16 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 	if (__builtin_expect(path == GDRMAP_COPY_PATH_AUTO, 1)) {
 		t = atomic_load_explicit(&j.r->tune[to_gpu],
 					 memory_order_acquire);
-		if (t && n < atomic_load_explicit(&t->map_below,
-						  memory_order_relaxed))
-			return run_path(&j, GDRMAP_COPY_PATH_MAPPING);
+		if (t) {
+			size_t below = atomic_load_explicit(
+				&t->map_below, memory_order_relaxed);
+
+			/* Measured since the small copies last looked. */
+			atomic_store_explicit(&j.r->small_below[to_gpu], below,
+					      memory_order_relaxed);
+			if (n < below)
+				return run_path(&j, GDRMAP_COPY_PATH_MAPPING);
+		}
 		return auto_copy(&j);
 	}
 	if (path < 0 || path >= NPATH) {

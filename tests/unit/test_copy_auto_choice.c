@@ -106,6 +106,17 @@ static void choices(gdr_mh_t mh, char *map)
 	      timed[1] + timed[2] + timed[3] - before);
 	CHECK_RET(gdrmap_copy_path(mh, 0, 100, &got), 0);
 	CHECK(got == GDRMAP_COPY_PATH_MAPPING, "100 B read: mapping (%d)", got);
+	{
+		uint64_t st;
+		struct gdr_region *r = gdr_region_peek(mh, &st);
+
+		/* ... and take the inline path, the region's own threshold. */
+		CHECK(r && atomic_load(&r->small_below[0]) > 100 &&
+		      atomic_load(&r->small_below[1]) > 300,
+		      "the small copies' threshold reached the region (%zu, %zu)",
+		      r ? atomic_load(&r->small_below[0]) : 0,
+		      r ? atomic_load(&r->small_below[1]) : 0);
+	}
 	/* 1 MiB went to DMA by far: 2 MiB is DMA without measuring. */
 	before = timed[1] + timed[2] + timed[3];
 	copies(mh, map, 2 << 20, 0, 3);
