@@ -189,6 +189,23 @@ int main(int argc, char **argv)
 	dropped(mh, map);
 	LIB(gdr_unmap(g, mh, va, AREA), 0);
 	LIB(gdr_unpin_buffer(g, mh), 0);
+	/* A device of its own: 8-byte writes only, then the threshold
+	 * their decision set must reach the region (the inline path). */
+	p = vmm_alloc(2, AREA, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+	LIB(gdr_pin_buffer(g, p, AREA, 0, 0, &mh), 0);
+	LIB(gdr_map(g, mh, &va, AREA), 0);
+	LIB(gdr_get_info(g, mh, &info), 0);
+	if (va) {
+		uint64_t st;
+		struct gdr_region *r = gdr_region_peek(mh, &st);
+
+		copies(mh, (char *)va + (p - info.va), 8, 1, 40);
+		CHECK(r && atomic_load(&r->small_below[1]) > 8,
+		      "8-byte writes, once decided, take the inline path (%zu)",
+		      r ? atomic_load(&r->small_below[1]) : 0);
+		LIB(gdr_unmap(g, mh, va, AREA), 0);
+	}
+	LIB(gdr_unpin_buffer(g, mh), 0);
 	CHECK_RET(gdr_close(g), 0);
 	return owner_done();
 }
