@@ -2,8 +2,10 @@
 # On a GPU machine: what the machine has (driver, CUDA, Python packages,
 # NCCL, Vulkan ICD, container signals) and how the CUDA driver answers
 # pointer queries under each current context (cuda_ctx_probe.c), and
-# what copy-only pins rely on (copy_only_probe.c).
-# usage: bench/probes/run-probes.sh OUTDIR
+# what copy-only pins rely on (copy_only_probe.c), and which way of
+# asking for a DMA is fastest, size by size, beside gdrmap's own DMA path
+# (dma_stream_probe.c, against the library built here).
+# usage: bench/probes/run-probes.sh OUTDIR      (from the top of the tree)
 set -u
 out=${1:?usage: run-probes.sh OUTDIR}
 mkdir -p "$out"
@@ -44,3 +46,11 @@ echo "probe exit $?" >>"$out/ctx-probe.txt"
 cc -O1 -o /tmp/copy_only_probe "$here/copy_only_probe.c" -I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda >"$out/copy-only-probe.txt" 2>&1 &&
 	/tmp/copy_only_probe >>"$out/copy-only-probe.txt" 2>&1
 echo "probe exit $?" >>"$out/copy-only-probe.txt"
+top=$(cd "$here/../.." && pwd)
+lib=${BUILD:-/tmp/gdrmap-probes-build}
+{ make -C "$top" -j"$(nproc)" O="$lib" lib >/dev/null &&
+	cc -O2 -o /tmp/dma_stream_probe "$here/dma_stream_probe.c" -I/usr/local/cuda/include \
+		-I"$top/include" -L"$lib/lib" -lgdrapi -Wl,-rpath,"$lib/lib" \
+		-L/usr/local/cuda/lib64/stubs -lcuda &&
+	taskset -c 2 /tmp/dma_stream_probe 300; } >"$out/dma-stream-probe.txt" 2>&1
+echo "probe exit $?" >>"$out/dma-stream-probe.txt"
