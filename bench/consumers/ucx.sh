@@ -15,6 +15,11 @@
 #        runs of each, alternating; every pairing once more with -V (UCX
 #        checks the data).  perftest.csv has every run, perftest.md the
 #        medians, spreads and ratios (summarize_ucx.py).
+#   calls which libgdrapi calls UCX makes per message (tag_lat, host<->cuda,
+#        8 B to 64 KiB, both allocators, with gdr_copy), through
+#        bench/probes/gdr_call_count.c preloaded, with the protocol UCX
+#        chose (UCX_PROTO_INFO=y): OUTDIR/calls.md and calls/ (CALLS_MEMS,
+#        CALLS_SIZES narrow it).
 #   mpi  Open MPI (MPI_DEBS: a directory of Debian's openmpi-bin,
 #        libopenmpi3 and their libraries, unpacked into $BUILD/ompi) with
 #        pml ucx over that UCX, 2 ranks on GPU 0: mpi_pingpong D,D D,H H,D
@@ -134,10 +139,11 @@ gcc -O2 -shared -fPIC -Iinclude -o "$build/vmm_cudamalloc.so" \
 port=13337
 # pair TLS ALLOC ARGS...: one ucx_perftest server and client on GPU 0;
 # the client's final CSV line in $line, its exit status in $rc.
+# PAIR_PRELOAD: a library both processes preload as well.
 pair() {
-	local tls=$1 alloc=$2 pre=
+	local tls=$1 alloc=$2 pre=${PAIR_PRELOAD:-}
 	shift 2
-	[ "$alloc" = vmm ] && pre=$build/vmm_cudamalloc.so
+	[ "$alloc" = vmm ] && pre="$pre${pre:+ }$build/vmm_cudamalloc.so"
 	port=$((port + 1))
 	UCX_TLS=$tls LD_PRELOAD=$pre timeout 120 "$ucx/bin/ucx_perftest" \
 		-p $port "$@" >"$out/ucx-last-server.txt" 2>&1 &
@@ -145,7 +151,7 @@ pair() {
 	sleep 0.3
 	line=$(UCX_TLS=$tls LD_PRELOAD=$pre timeout 120 \
 		"$ucx/bin/ucx_perftest" localhost -p $port "$@" 2>"$out/ucx-last-client.err" |
-		tail -n 1)
+		tee "$out/ucx-last-client.txt" | tail -n 1)
 	rc=${PIPESTATUS[0]}
 	wait $server || rc=1
 }
@@ -212,6 +218,51 @@ if want ucx; then
 		note ucx pass "$status_text"
 	else
 		note ucx fail "$status_text (perftest.md)"
+	fi
+fi
+
+if want calls; then
+	# Which libgdrapi calls UCX makes per message on cudaMalloc memory
+	# (copy-only without a module) and on cuMemCreate memory (mapped),
+	# and the protocol UCX chose (UCX_PROTO_INFO): a copy per message or
+	# per fragment, pins cached or made anew.
+	if gcc -O2 -shared -fPIC -Iinclude -o "$build/gdr_call_count.so" \
+		bench/probes/gdr_call_count.c -ldl 2>"$out/calls-build.log"; then
+		n=1000 w=100
+		{
+			echo "# libgdrapi calls per message (both processes; $((n + w)) messages each way), UCX $("$ucx/bin/ucx_info" -v | sed -n 's/^# Library version: //p')"
+			echo "| test | memory (send,recv) | size | GPU memory | copies/message | copy sizes (2^k:count) | mean copy | pins | p50 |"
+			echo "|---|---|---:|---|---:|---|---:|---:|---:|"
+		} >"$out/calls.md"
+		for mem in ${CALLS_MEMS:-host,cuda cuda,host}; do
+			for alloc in legacy vmm; do
+				for size in ${CALLS_SIZES:-8 4096 65536}; do
+					d=$out/calls/tag_lat-${mem/,/-}-$size-$alloc
+					rm -rf "$d" && mkdir -p "$d"
+					GDR_CALL_COUNT_DIR=$d UCX_PROTO_INFO=y PAIR_PRELOAD=$build/gdr_call_count.so \
+						pair $with_gdr $alloc -t tag_lat -m $mem -s $size -n $n -w $w -f -v
+					cp "$out/ucx-last-server.txt" "$d/server.txt"
+					cp "$out/ucx-last-client.txt" "$d/client.txt"
+					cp "$out/ucx-last-client.err" "$d/client.err"
+					[ "$alloc" = legacy ] && gm=cudaMalloc || gm=cuMemCreate
+					cat "$d"/gdr-calls.* 2>/dev/null | awk -v t="tag_lat" -v m="${mem/,/-}" \
+						-v s="$size" -v a="$gm" -v msgs=$((2 * (n + w))) \
+						-v p50="$(echo "$line" | awk -F, '{ print $2 }')" '
+						$1 ~ /^gdr_copy_/ { c += $3; ns += $3 * $5
+							for (i = 7; i <= NF; i++) { split($i, kv, ":"); h[kv[1]] += kv[2] } }
+						$1 == "gdr_pin_buffer" { pins += $3 }
+						END { hs = ""
+							for (k in h) hs = hs (hs ? " " : "") k ":" h[k]
+							printf "| %s | %s | %s | %s | %.2f | %s | %s | %d | %s us |\n", t, m, s, a,
+								c / msgs, hs, c ? sprintf("%.2f us", ns / c / 1000) : "-", pins, p50 }' \
+						>>"$out/calls.md"
+					[ "$rc" = 0 ] || note calls fail "tag_lat $mem $size $alloc: exit $rc ($d)"
+				done
+			done
+		done
+		note calls pass "libgdrapi calls per message: $out/calls.md"
+	else
+		note calls fail "gdr_call_count.so did not build: calls-build.log"
 	fi
 fi
 
