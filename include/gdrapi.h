@@ -168,8 +168,12 @@ typedef gdr_info_v2_t gdr_info_t;
 
 /*
  * Open the library: choose a backend (gdrdrv when /dev/gdrdrv can be used,
- * else the module-free backends) and return an instance, or NULL if no
- * backend is usable (errno is set; enable logging to see why).
+ * else a module-free backend that maps every kind of CUDA memory) and
+ * return an instance, or NULL if no backend is usable (errno is set;
+ * gdrmap_last_error() says why).  As GDRCopy's, it steps aside where no
+ * backend maps cudaMalloc memory: the vulkan backend, which maps only
+ * cuMemCreate memory, is taken only with GDRMAP_BACKEND=vulkan or any
+ * (gdrmap_open takes it).
  */
 gdr_t gdr_open(void);
 
@@ -366,6 +370,15 @@ int gdrmap_copy_path(gdr_mh_t handle, int to_mapping, size_t size,
  * the thread and stays valid until the thread's next call into the library.
  */
 const char *gdrmap_last_error(void);
+
+/*
+ * gdrmap extension: gdr_open for programs that know what they pin.  It
+ * also takes the vulkan backend, which maps cuMemCreate memory with the
+ * POSIX file descriptor handle type (gdrmap_mem_alloc's) and pins other
+ * GPU memory copy-only (gdr_get_info reports mapped 0; gdr_copy_* move
+ * the bytes by DMA).  GDRMAP_BACKEND still forces a backend.
+ */
+gdr_t gdrmap_open(void);
 
 #ifdef __cplusplus
 }

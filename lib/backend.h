@@ -13,6 +13,7 @@
 #ifndef GDRMAP_BACKEND_H
 #define GDRMAP_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,13 @@ struct gdr_pin_info {
 struct gdr_backend {
 	const char *name;
 	gdrmap_backend_t id;
+	/*
+	 * It cannot map cuMemAlloc/cudaMalloc memory (it pins it copy-only),
+	 * so gdr_open, the GDRCopy API, leaves it out unless the environment
+	 * asks for it, as GDRCopy's library steps aside where it cannot map
+	 * every allocation; gdrmap_open takes it (backend_select.c).
+	 */
+	bool partial;
 
 	/*
 	 * Connect g to this backend.  On failure return a positive errno and

@@ -1,12 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
- * gdr_open: the one place where a backend is chosen.
+ * gdr_open and gdrmap_open: the one place where a backend is chosen.
  *
  * Order: gdrdrv (the kernel module) when /dev/gdrdrv can be used, then the
  * module-free backends, dmabuf and vulkan.  GDRMAP_BACKEND=<name> forces
  * one; GDRCopy's GDRCOPY_USE_DMABUF_MMAP=1 forces dmabuf.
+ *
+ * gdr_open keeps GDRCopy's rule: it succeeds only with a backend that maps
+ * every kind of CUDA memory, so it leaves out a partial one (vulkan: no
+ * cudaMalloc memory) unless GDRMAP_BACKEND names it or is "any".  The
+ * consumers that register whatever memory their users hand them (UCX and
+ * the MPIs over it, libfabric) would otherwise copy that memory by DMA
+ * call by call, slower than their own paths without gdr_copy, and NCCL
+ * with NCCL_CUMEM_ENABLE=0 would dereference a mapping that cannot exist:
+ * where GDRCopy's library steps aside, so does this one
+ * (docs/copy-only.md).  gdrmap_open is for programs that know what they
+ * pin: gdrmap's own command and Python package.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,18 +33,23 @@ static const struct gdr_backend *const backends[] = {
 #define NR_BACKENDS (sizeof(backends) / sizeof(backends[0]))
 _Static_assert(NR_BACKENDS == 3, "gdr_open's message names three backends");
 
-static const struct gdr_backend *forced_backend(int *bad)
+/*
+ * The backend the environment forces, or NULL; *any set where it asks for
+ * every backend in order, a partial one included (GDRMAP_BACKEND=any).
+ */
+static const struct gdr_backend *forced_backend(int *bad, int *any)
 {
 	const char *name = getenv("GDRMAP_BACKEND");
 	const char *dmabuf = getenv("GDRCOPY_USE_DMABUF_MMAP");
 	size_t i;
 
 	*bad = 0;
-	if (name && *name) {
+	*any = name && !strcmp(name, "any");
+	if (name && *name && !*any) {
 		for (i = 0; i < NR_BACKENDS; i++)
 			if (!strcmp(name, backends[i]->name))
 				return backends[i];
-		gdr_err("GDRMAP_BACKEND=%s is not a backend: use gdrdrv, dmabuf or vulkan, or unset it",
+		gdr_err("GDRMAP_BACKEND=%s is not a backend: use gdrdrv, dmabuf, vulkan or any, or unset it",
 			name);
 		*bad = 1;
 		return NULL;
@@ -42,22 +59,30 @@ static const struct gdr_backend *forced_backend(int *bad)
 	return NULL;
 }
 
-GDR_API gdr_t gdr_open(void)
+static gdr_t open_first(int take_partial)
 {
 	char why[NR_BACKENDS][GDR_WHY_LEN];
 	const struct gdr_backend *forced;
-	int bad, err = ENODEV, first_err = 0;
+	int bad, any, err = ENODEV, first_err = 0;
 	struct gdr *g;
 	size_t i;
 
-	forced = forced_backend(&bad);
+	forced = forced_backend(&bad, &any);
 	if (bad) {
 		errno = EINVAL;
 		return NULL;
 	}
+	take_partial |= any;
 	for (i = 0; i < NR_BACKENDS; i++) {
 		if (forced && backends[i] != forced)
 			continue;
+		if (!forced && !take_partial && backends[i]->partial) {
+			/* Not tried: opening Vulkan costs a program that only
+			 * asks (UCX, at every start) tens of milliseconds. */
+			snprintf(why[i], sizeof(why[i]),
+				 "not tried by gdr_open: it maps only cuMemCreate memory, and pins cudaMalloc memory copy-only (each copy a DMA), so gdr_open leaves it out as GDRCopy's library would; GDRMAP_BACKEND=any takes it for programs that pin only memory they allocate with cuMemCreate (NCCL); gdrmap's command and Python package use it (gdrmap_open)");
+			continue;
+		}
 		g = gdr_open_backend(backends[i], why[i], sizeof(why[i]),
 				     &err);
 		if (g)
@@ -79,4 +104,14 @@ GDR_API gdr_t gdr_open(void)
 	/* The first backend's reason is the one most worth acting on. */
 	errno = first_err;
 	return NULL;
+}
+
+GDR_API gdr_t gdr_open(void)
+{
+	return open_first(0);
+}
+
+GDR_API gdr_t gdrmap_open(void)
+{
+	return open_first(1);
 }

@@ -397,6 +397,7 @@ static int vulkan_get_attribute(struct gdr *g, gdr_attr_t attr, int *v)
 const struct gdr_backend gdr_backend_vulkan = {
 	.name = "vulkan",
 	.id = GDRMAP_BACKEND_VULKAN,
+	.partial = true,	/* Vulkan imports cuMemCreate memory only */
 	.open = vulkan_open,
 	.pin = vulkan_pin,
 	.unpin = vulkan_unpin,

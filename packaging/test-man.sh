@@ -47,7 +47,7 @@ done
 if command -v man >/dev/null; then
 	got=$(cd "$top" && MANWIDTH=80 man -M man -P cat gdr_close 2>&1) || true
 	case $got in
-	*"gdr_open, gdr_close"*) ;;
+	*"gdr_open,"*"gdr_close"*) ;;
 	*) echo "man -M man gdr_close does not show gdr_open(3): $got"; bad=1 ;;
 	esac
 	got=$(cd "$top" && MANWIDTH=80 man -M man -P cat 1 gdrmap 2>&1) || true

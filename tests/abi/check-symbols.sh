@@ -35,7 +35,8 @@ gdrmap_copy_to_mapping@@GDRMAP_0.1
 gdrmap_copy_to_mapping_via@@GDRMAP_0.1
 gdrmap_last_error@@GDRMAP_0.1
 gdrmap_mem_alloc@@GDRMAP_0.1
-gdrmap_mem_free@@GDRMAP_0.1"
+gdrmap_mem_free@@GDRMAP_0.1
+gdrmap_open@@GDRMAP_0.1"
 have=$(nm -D --defined-only --with-symbol-versions "$lib" |
 	awk '$2 ~ /^[TtWiDdBbRr]$/ && $3 !~ /^GDR(API|MAP)_/ { print $3 }' | sort)
 if [ "$have" = "$want" ]; then

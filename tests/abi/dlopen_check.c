@@ -16,9 +16,10 @@ static const char *const api[] = {
 	"gdr_copy_to_mapping", "gdr_copy_from_mapping",
 	"gdr_runtime_get_version", "gdr_driver_get_version",
 	"gdr_get_attribute", "gdr_get_mapping_type_string",
-	"gdrmap_mem_alloc", "gdrmap_mem_free", "gdrmap_copy_to_mapping",
-	"gdrmap_copy_from_mapping", "gdrmap_copy_to_mapping_via",
-	"gdrmap_copy_from_mapping_via", "gdrmap_copy_path", NULL,
+	"gdrmap_open", "gdrmap_mem_alloc", "gdrmap_mem_free",
+	"gdrmap_copy_to_mapping", "gdrmap_copy_from_mapping",
+	"gdrmap_copy_to_mapping_via", "gdrmap_copy_from_mapping_via",
+	"gdrmap_copy_path", NULL,
 };
 
 static const char *const internal[] = {

@@ -89,6 +89,7 @@ int main(void)
 					      NULL };
 	static const char *const debug[] = { "GDRCOPY_ENABLE_LOGGING=1",
 					     "GDRCOPY_LOG_LEVEL=1", NULL };
+	static const char *const any[] = { "GDRMAP_BACKEND=any", NULL };
 	struct outcome o;
 
 	if (access("/dev/gdrdrv", F_OK) == 0) {
@@ -105,6 +106,18 @@ int main(void)
 	      strstr(o.last, "modprobe gdrdrv") && strstr(o.last, "vulkan:"),
 	      "gdrmap_last_error() holds the whole reason without logging: \"%s\"",
 	      o.last);
+	CHECK(strstr(o.last, "vulkan: not tried by gdr_open") &&
+	      strstr(o.last, "GDRMAP_BACKEND=any"),
+	      "gdr_open says it left the vulkan backend out, and how to take it: \"%s\"",
+	      o.last);
+
+	/* GDRMAP_BACKEND=any: every backend tried, vulkan included. */
+	try_open(any, &o);
+	CHECK(!o.opened && o.err != 0, "GDRMAP_BACKEND=any, no backend: errno %d",
+	      o.err);
+	CHECK(strstr(o.last, "no backend is usable") &&
+	      !strstr(o.last, "not tried") && strstr(o.last, "vulkan:"),
+	      "GDRMAP_BACKEND=any tries vulkan too: \"%s\"", o.last);
 
 	try_open(logging, &o);
 	CHECK(!o.opened, "no backend usable");
