@@ -13,11 +13,11 @@
 # not allowed they are skipped and the summary says so.
 #
 # Cases, each kept in OUTDIR/CASE.{doctor.txt,doctor.json,consumer.txt}:
-#   absent         no loader, no libglvnd: gdr_open must fail naming the loader
+#   absent         no loader, no libglvnd: gdrmap_open must fail naming the loader
 #   loader-only    libvulkan1 without libglvnd0: works, or names what is missing
 #   no-egl         libvulkan1 and libglvnd0 without libegl1: the NVIDIA driver
 #                  opens libEGL.so.1 when Vulkan starts; fails naming libegl1
-#   present        all three: gdr_open uses vulkan, the consumer's bytes come back,
+#   present        all three: gdrmap_open uses vulkan, the consumer's bytes come back,
 #                  doctor exits 0 and says cuMemCreate memory is pinnable
 #   caps-compute   both, NVIDIA_DRIVER_CAPABILITIES=compute,utility (the
 #                  driver is mounted anyway): still works, not blamed on it
@@ -117,7 +117,7 @@ run() {
 }
 rc() { cat "$out/$1.$2.rc"; }
 says() { grep -qF -- "$2" "$out/$1.consumer.txt"; }
-# Every failure of gdr_open's vulkan backend lists its causes.
+# Every failure of gdrmap_open's vulkan backend lists its causes.
 causes_named() {
 	[ "$(rc "$1" consumer.txt)" = 0 ] ||
 		{ says "$1" "what stops it here:" && grep -q '^    - ' "$out/$1.consumer.txt"; }
@@ -132,7 +132,7 @@ if [ -n "${hidden# }" ] && ! unshare -m true 2>/dev/null; then
 	skipped=$((skipped + 3))
 else
 	run absent "${hidden# }" ""
-	expect "absent: gdr_open fails" [ "$(rc absent consumer.txt)" = 1 ]
+	expect "absent: gdrmap_open fails" [ "$(rc absent consumer.txt)" = 1 ]
 	expect "absent: and names the loader" says absent "libvulkan.so.1"
 	expect "absent: doctor fails the vulkan loader check" grep -q '^\[fail\] vulkan loader ' "$out/absent.doctor.txt"
 	expect "absent: doctor exits 1" [ "$(rc absent doctor.txt)" = 1 ]
@@ -142,7 +142,7 @@ else
 	fi
 	if [ -d "$vk/libvulkan1" ] && [ -d "$vk/libglvnd0" ]; then
 		run no-egl "${hidden# }" "$(libdir libvulkan1):$(libdir libglvnd0):"
-		expect "no-egl: gdr_open fails" [ "$(rc no-egl consumer.txt)" = 1 ]
+		expect "no-egl: gdrmap_open fails" [ "$(rc no-egl consumer.txt)" = 1 ]
 		expect "no-egl: and names libEGL.so.1 and libegl1" \
 			sh -c "grep -qF libEGL.so.1 '$out/no-egl.consumer.txt' && grep -qF 'apt-get install libegl1' '$out/no-egl.consumer.txt'"
 		expect "no-egl: doctor fails the vulkan icd library check" [ "$(finding no-egl 4)" = bad ]
@@ -162,8 +162,8 @@ run present "" "$both"
 expect "present: the consumer works" [ "$(rc present consumer.txt)" = 0 ]
 expect "present: with the vulkan backend" says present "backend vulkan"
 expect "present: doctor exits 0" [ "$(rc present doctor.txt)" = 0 ]
-expect "present: doctor's default backend is vulkan" \
-	[ "$("$jsonq" "$out/present.doctor.json" .default_backend)" = vulkan ]
+expect "present: gdrmap_open's backend is vulkan (gdr_open steps aside)" \
+	[ "$("$jsonq" "$out/present.doctor.json" .gdrmap_open_backend)" = vulkan ]
 expect "present: cuMemCreate memory pinnable without a module" \
 	[ "$("$jsonq" "$out/present.doctor.json" .pinnable.cumemcreate_posix_fd.without_module)" = true ]
 expect "present: the vulkan gpu check passes" [ "$(finding present 5)" = ok ]
@@ -173,7 +173,7 @@ expect "caps-compute: still works" [ "$(rc caps-compute consumer.txt)" = 0 ]
 expect "caps-compute: the container is not blamed" [ "$(finding caps-compute 1)" = ok ]
 
 run icd-hidden "" "$both" VK_DRIVER_FILES=/nonexistent/nvidia_icd.json
-expect "icd-hidden: gdr_open fails" [ "$(rc icd-hidden consumer.txt)" = 1 ]
+expect "icd-hidden: gdrmap_open fails" [ "$(rc icd-hidden consumer.txt)" = 1 ]
 expect "icd-hidden: names the missing manifest and where it looked" \
 	says icd-hidden "no NVIDIA Vulkan driver manifest (nvidia_icd.json): looked in /nonexistent/nvidia_icd.json"
 expect "icd-hidden: doctor fails the vulkan icd check" [ "$(finding icd-hidden 3)" = bad ]
@@ -181,7 +181,7 @@ expect "icd-hidden: doctor fails the vulkan icd check" [ "$(finding icd-hidden 3
 printf '{"file_format_version": "1.0.1", "ICD": {"library_path": "libGLX_nvidia_absent.so.0", "api_version": "1.3.0"}}\n' \
 	>"$out/nvidia_icd.json"
 run icd-broken "" "$both" VK_DRIVER_FILES="$out/nvidia_icd.json"
-expect "icd-broken: gdr_open fails" [ "$(rc icd-broken consumer.txt)" = 1 ]
+expect "icd-broken: gdrmap_open fails" [ "$(rc icd-broken consumer.txt)" = 1 ]
 expect "icd-broken: names the library that does not load" \
 	says icd-broken "libGLX_nvidia_absent.so.0, named by $out/nvidia_icd.json, cannot work"
 expect "icd-broken: doctor fails the vulkan icd library check" [ "$(finding icd-broken 4)" = bad ]

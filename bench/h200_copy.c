@@ -2,7 +2,7 @@
 /*
  * Copy and pin costs through a real GPU mapping, for bench/results/.
  *
- * One process measures, on one mapping of GPU memory (gdr_open's backend):
+ * One process measures, on one mapping of GPU memory (gdrmap_open's backend):
  *  - latency of one copy call, per size, offsets 0 and 3, both directions:
  *    gdr_copy_to/from_mapping (the API, the routine set chosen for this
  *    CPU), each built routine set called directly, libc memcpy, and, if
@@ -363,13 +363,13 @@ int main(int argc, char **argv)
 		/* What a process pays once: backend probing and set-up. */
 		double t0 = now_ns();
 
-		g = gdr_open();
-		printf("gdr_open: %.1f ms (first in this process, CUDA already initialised)\n",
+		g = gdrmap_open();
+		printf("gdrmap_open: %.1f ms (first in this process, CUDA already initialised)\n",
 		       (now_ns() - t0) / 1e6);
 		record("open", "gdr_open", "-", 0, 0, now_ns() - t0);
 	}
 	if (!g) {
-		fprintf(stderr, "gdr_open failed: %s\n", gdrmap_last_error());
+		fprintf(stderr, "gdrmap_open failed: %s\n", gdrmap_last_error());
 		return 1;
 	}
 	gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &backend);

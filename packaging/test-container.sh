@@ -108,7 +108,7 @@ exits() {
 	expect "$1: doctor exits $2 (got $(cat "$work/$1.doctor.rc"))" [ "$(cat "$work/$1.doctor.rc")" = "$2" ]
 	expect "$1: doctor --json exits $2 too" [ "$(cat "$work/$1.doctor.json.rc")" = "$2" ]
 	expect "$1: the consumer exits $3 (got $(cat "$work/$1.consumer.rc"))" [ "$(cat "$work/$1.consumer.rc")" = "$3" ]
-	expect "$1: the consumer says why gdr_open failed" grep -q "^gdr_open failed (" "$work/$1.consumer"
+	expect "$1: the consumer says why gdrmap_open failed" grep -q "^gdrmap_open failed (" "$work/$1.consumer"
 }
 
 fake_gpu

@@ -97,6 +97,8 @@ struct backend_probe {
 struct default_open {
 	bool ok;
 	const char *backend;	/* the backend it chose; NULL if unknown */
+	const char *gdrmap;	/* the one gdrmap_open chose where gdr_open
+				 * chose none (it left a partial one out) */
 	int err;		/* its errno when it failed */
 	char why[4096];		/* ... and the library's reason */
 	char env[192];		/* the variables that choose a backend, as

@@ -164,6 +164,8 @@ void doctor_json(const struct report *r)
 	json_str(&j, "default_backend_environment",
 		 r->def->env[0] ? r->def->env : NULL);
 	json_str(&j, "default_backend_error", r->def->ok ? NULL : r->def->why);
+	json_str(&j, "gdrmap_open_backend",
+		 r->def->ok ? r->chosen : r->def->gdrmap);
 	mf_json(&j, r->mf, r->pin);
 
 	json_bool(&j, "nvidia_peermem_loaded", module_loaded("nvidia_peermem"));

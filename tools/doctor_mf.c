@@ -90,7 +90,7 @@ void pinnable(struct pinnable *p, const struct backend_probe *bp,
 }
 
 const char pinnable_frameworks[] =
-	"memory every backend pins: PyTorch with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; NCCL's buffers as they are (cuMem, NCCL_CUMEM_ENABLE=1 by default); your own code with gdrmap_mem_alloc(3)";
+	"memory every backend pins: PyTorch with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; NCCL's buffers as they are (cuMem, NCCL_CUMEM_ENABLE=1 by default; where only the vulkan backend serves, NCCL's gdr_open needs GDRMAP_BACKEND=any); your own code with gdrmap_mem_alloc(3)";
 
 static void vmm_check(struct checks *cs, const struct pinnable *p)
 {
@@ -113,7 +113,7 @@ static void cumemalloc_check(struct checks *cs, const struct pinnable *p)
 
 	if (b && b->legacy == LEGACY_COPY_ONLY)
 		check_add(cs, "pin cuMemAlloc", V_OK, NULL,
-			  "legacy cuMemAlloc memory: pinned copy-only by the %s backend (tried: 64 KiB moved both ways, checked): gdr_copy_to/from_mapping move its bytes by DMA, %.1f us for 8 bytes, and a load or store through the pointer faults; UCX, libfabric and MPI run on it; for a CPU mapping load gdrdrv or allocate as the frameworks check says",
+			  "legacy cuMemAlloc memory: pinned copy-only by the %s backend (tried: 64 KiB both ways, checked): gdr_copy_* move its bytes by DMA, %.1f us for 8 bytes; a load or store through the pointer faults.  So gdr_open leaves this backend out (UCX and MPI run faster without gdr_copy than with a DMA per copy); for a CPU mapping load gdrdrv or allocate as the frameworks check says",
 			  b->name, b->legacy_us);
 	else if (b && b->legacy == LEGACY_REFUSED)
 		check_add(cs, "pin cuMemAlloc", V_WARN,
@@ -137,7 +137,7 @@ void pinnable_checks(struct checks *cs, const struct pinnable *p)
 {
 	if (p->vmm_fd_here < 0) {
 		check_add(cs, "pinnable", V_OK, NULL,
-			  "no GPU: on one, cuMemCreate memory with the POSIX file descriptor handle type is mapped without a module; cuMemAlloc memory is mapped with gdrdrv or a driver that mmaps dma-bufs, and pinned copy-only (gdr_copy_* by DMA) by the vulkan backend");
+			  "no GPU: on one, cuMemCreate memory with the POSIX file descriptor handle type is mapped without a module; cuMemAlloc memory is mapped with gdrdrv or a driver that mmaps dma-bufs, and pinned copy-only (gdr_copy_* by DMA) by the vulkan backend, which gdr_open takes only when asked (GDRMAP_BACKEND=any)");
 	} else {
 		vmm_check(cs, p);
 		cumemalloc_check(cs, p);

@@ -53,10 +53,11 @@ int session_open(struct session *s, const struct opts *o)
 	/* Every CUDA call the command makes is for device -d. */
 	if (tcu_use_device(s->cu, o->device, &s->ctx, why, sizeof(why)))
 		return fail(o, EXIT_CANNOT, "%s", why);
-	s->g = gdr_open();
+	s->g = tools_gdr_open();
 	if (!s->g)
 		return fail(o, EXIT_CANNOT,
-			    "gdr_open failed (%s): %s; 'gdrmap doctor' says how to fix it",
+			    "%s failed (%s): %s; 'gdrmap doctor' says how to fix it",
+			    gdrmap_open ? "gdrmap_open" : "gdr_open",
 			    strerror(errno ? errno : ENODEV),
 			    gdrmap_last_error ? gdrmap_last_error() :
 			    "no gdrmap backend is usable here");

@@ -25,6 +25,17 @@
 #pragma weak gdrmap_mem_alloc
 #pragma weak gdrmap_mem_free
 #pragma weak gdrmap_last_error
+#pragma weak gdrmap_open
+
+/*
+ * The library opened as gdrmap's own programs open it: gdrmap_open, which
+ * also takes a backend that maps only cuMemCreate memory (gdr_open leaves
+ * that to the environment's choice); gdr_open in another libgdrapi.
+ */
+static inline gdr_t tools_gdr_open(void)
+{
+	return gdrmap_open ? gdrmap_open() : gdr_open();
+}
 
 #define TOOLS_STR_(x) #x
 #define TOOLS_STR(x) TOOLS_STR_(x)

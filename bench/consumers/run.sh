@@ -128,6 +128,9 @@ nccl_run() {
 		if [ "$gdr" = 1 ]; then
 			export NCCL_GDRCOPY_ENABLE=1
 			export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+			# NCCL pins only its own cuMem buffers: the vulkan backend,
+			# which gdr_open leaves out unasked, maps them.
+			export GDRMAP_BACKEND=any
 			# gdrmap's own log: its backend and every pin.
 			export GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1
 		else
@@ -205,7 +208,7 @@ if want gdrmap; then
 	g=$build/tools/gdrmap
 	timeout 120 "$g" doctor >"$d/doctor.txt" 2>&1
 	rc=$?
-	status gdrmap $rc "doctor, every GPU: $(grep -m1 -o 'gdr_open uses [a-z]*' "$d/doctor.txt")"
+	status gdrmap $rc "doctor, every GPU: $(grep -m1 -o -e 'gdr_open uses [a-z]*' -e 'gdr_open (the GDRCopy API: UCX, MPI, NCCL) steps aside' "$d/doctor.txt")"
 	for i in $(seq 0 $((ngpu - 1))); do
 		timeout 120 "$g" doctor -d "$i" --json >"$d/doctor-d$i.json" 2>"$d/doctor-d$i.err"
 		rc=$?

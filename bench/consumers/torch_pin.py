@@ -91,7 +91,7 @@ class Info(ctypes.Structure):
 
 
 gdr = ctypes.CDLL(sys.argv[1])
-gdr.gdr_open.restype = ctypes.c_void_p
+gdr.gdrmap_open.restype = ctypes.c_void_p
 gdr.gdr_close.argtypes = [ctypes.c_void_p]
 gdr.gdr_pin_buffer.argtypes = [ctypes.c_void_p, ctypes.c_ulong,
                                ctypes.c_size_t, ctypes.c_uint64,
@@ -142,9 +142,9 @@ def lib(call, *args, want=0, where=""):
     return ret
 
 
-g = gdr.gdr_open()
+g = gdr.gdrmap_open()
 if not g:
-    skip("gdr_open failed: " + last_error())
+    skip("gdrmap_open failed: " + last_error())
 backend = ctypes.c_int(0)
 gdr.gdr_get_attribute(g, 0x10001, ctypes.byref(backend))  # GDRMAP_ATTR_BACKEND
 backend = {1: "gdrdrv", 2: "dmabuf", 3: "vulkan"}.get(backend.value, "?")

@@ -5,7 +5,11 @@
 # usage: bench/consumers/ucx.sh OUTDIR [ucx|mpi]...     (as root, from a checkout)
 #
 #   ucx  builds UCX from UCX_SRC against gdrmap installed in $BUILD/prefix,
-#        checks that UCX's gdr_copy transport loads gdrmap's libgdrapi,
+#        checks that by default UCX leaves gdr_copy out where gdr_open
+#        steps aside (only the vulkan backend, which cannot map cudaMalloc
+#        memory) and that with GDRMAP_BACKEND=$UCX_GDRMAP_BACKEND (default
+#        any: the vulkan backend on request, for everything below) UCX's
+#        gdr_copy transport loads gdrmap's libgdrapi,
 #        then runs ucx_perftest (two processes, one GPU) with and without
 #        gdr_copy in UCX_TLS: tag_lat, tag_bw, ucp_put_lat, ucp_get,
 #        ucp_put_bw, 8 B to 64 KiB, cuda<->host and cuda<->cuda, on the
@@ -124,11 +128,31 @@ export LD_LIBRARY_PATH="$ucx/lib:$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH
 	echo "== ucx_info -d, gdr_copy"
 	"$ucx/bin/ucx_info" -d | grep -B2 -A12 'Transport: gdr_copy'
 } >"$out/ucx-info.txt" 2>&1
-if grep -q 'Transport: gdr_copy' "$out/ucx-info.txt" &&
+# gdr_open's rule (docs/copy-only.md): UCX gets gdr_copy by default only
+# where a backend maps every kind of memory; where only the vulkan backend
+# does, gdr_open steps aside, as GDRCopy's library, and UCX leaves
+# gdr_copy out.  Doctor says which holds here.
+"$prefix/bin/gdrmap" doctor >"$out/doctor-default.txt" 2>&1
+default_tls=$("$ucx/bin/ucx_info" -d 2>/dev/null | grep -c 'Transport: gdr_copy')
+if grep -q 'gdr_open (the GDRCopy API: UCX, MPI, NCCL) steps aside' "$out/doctor-default.txt"; then
+	if [ "$default_tls" = 0 ]; then
+		note ucx pass "by default UCX leaves gdr_copy out here, as with GDRCopy's library (gdr_open steps aside: only the vulkan backend, which cannot map cudaMalloc memory)"
+	else
+		note ucx fail "gdr_open steps aside here (doctor-default.txt), yet UCX lists gdr_copy"
+	fi
+elif [ "$default_tls" = 0 ]; then
+	note ucx fail "UCX does not list gdr_copy over gdrmap's library, and doctor gives no reason: doctor-default.txt, ucx-info.txt"
+	finish
+fi
+# The rest measures gdr_copy over gdrmap wherever gdrmap can serve it:
+# the vulkan backend taken on request (UCX_GDRMAP_BACKEND, default any).
+export GDRMAP_BACKEND=${UCX_GDRMAP_BACKEND-any}
+"$ucx/bin/ucx_info" -d 2>&1 | grep -B2 -A12 'Transport: gdr_copy' >"$out/ucx-info-gdrmap-backend.txt"
+if grep -q 'Transport: gdr_copy' "$out/ucx-info-gdrmap-backend.txt" &&
 	grep -q "libgdrapi.so.2 => $prefix/lib/libgdrapi.so.2" "$out/ucx-info.txt"; then
-	note ucx pass "UCX $("$ucx/bin/ucx_info" -v | sed -n 's/^# Library version: //p') lists gdr_copy, loading $prefix/lib/libgdrapi.so.2"
+	note ucx pass "UCX $("$ucx/bin/ucx_info" -v | sed -n 's/^# Library version: //p') lists gdr_copy with GDRMAP_BACKEND=$GDRMAP_BACKEND, loading $prefix/lib/libgdrapi.so.2"
 else
-	note ucx fail "UCX does not list gdr_copy over gdrmap's library: ucx-info.txt"
+	note ucx fail "UCX does not list gdr_copy over gdrmap's library with GDRMAP_BACKEND=$GDRMAP_BACKEND: ucx-info.txt"
 	finish
 fi
 gcc -O2 -shared -fPIC -Iinclude -o "$build/vmm_cudamalloc.so" \
@@ -301,7 +325,7 @@ if want mpi; then
 					timeout 300 "$ompi/usr/bin/orterun" --allow-run-as-root \
 						-np 2 --mca pml ucx --mca pml_ucx_tls any \
 						--mca pml_ucx_devices any --mca btl ^openib \
-						-x UCX_TLS=$tls -x LD_LIBRARY_PATH \
+						-x UCX_TLS=$tls -x LD_LIBRARY_PATH -x GDRMAP_BACKEND \
 						"$build/mpi_pingpong" -b $b -a $alloc >"$f" 2>&1
 					rc=$?
 					if [ $rc = 0 ] && grep -q '^# data checked both ways: right' "$f"; then

@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 	pageable = aligned_alloc(4096, max);
 	memset(pinned, 0x5a, max);
 	memset(pageable, 0xa5, max);
-	g = gdr_open();
+	g = gdrmap_open();
 	if (!g || gdrmap_mem_alloc(0, max, &dptr) ||
 	    gdr_pin_buffer(g, dptr, max, 0, 0, &mh) ||
 	    gdr_map(g, mh, (void **)&map, max)) {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The smallest program that uses gdrmap as an application does: open it
- * and, on a GPU, pin and map 1 MiB of memory every backend can pin
- * (gdrmap_mem_alloc), write a pattern through the mapping and read it
- * back.  When something fails it prints the library's own reason
+ * (gdrmap_open: it pins only memory it allocates, so any backend serves
+ * it, the vulkan one included) and, on a GPU, pin and map 1 MiB of
+ * memory every backend can pin (gdrmap_mem_alloc), write a pattern
+ * through the mapping and read it back.  When something fails it prints the library's own reason
  * (gdrmap_last_error()): no environment variable is needed to see why.
  *
  * Run in containers by packaging/test-container.sh (a Debian root file
@@ -61,12 +62,12 @@ int main(void)
 	gdr_t g;
 
 	errno = 0;
-	g = gdr_open();
+	g = gdrmap_open();
 	if (!g)
-		return failed("gdr_open", errno);
+		return failed("gdrmap_open", errno);
 	if (gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &b) || b < 1 || b > 3)
 		b = 0;
-	printf("gdr_open: backend %s\n", backends[b]);
+	printf("gdrmap_open: backend %s\n", backends[b]);
 	err = gdrmap_mem_alloc(0, SIZE, &dptr);
 	if (err) {
 		rc = failed("gdrmap_mem_alloc", err);

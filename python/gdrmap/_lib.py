@@ -3,7 +3,7 @@
 library instance (gdr_t) this process shares.
 
 One gdr_t per process, opened on first use and shared by every Mapping:
-gdr_open chooses and sets up a backend (it probes /dev/gdrdrv, CUDA
+gdrmap_open (gdr_open in GDRCopy's library) chooses and sets up a backend (it probes /dev/gdrdrv, CUDA
 dma-bufs and Vulkan; the Vulkan set-up alone takes milliseconds), the
 library is thread-safe, and the vulkan backend shares one import of an
 allocation between the pins of one instance.  Opening one per Mapping
@@ -108,7 +108,8 @@ class Library:
         try:
             dll = ctypes.CDLL(path)
             # gdr_open reports its failure in errno.
-            self.gdr_open = ctypes.CDLL(path, use_errno=True).gdr_open
+            errno_dll = ctypes.CDLL(path, use_errno=True)
+            self.gdr_open = errno_dll.gdr_open
         except OSError as e:
             raise GdrmapError(errno.ENOENT, str(e), "load") from None
         except AttributeError:
@@ -119,6 +120,17 @@ class Library:
                 "load") from None
         self.gdr_open.restype = c_void_p
         self.gdr_open.argtypes = []
+        # gdrmap's own opening: gdr_open keeps GDRCopy's rule and leaves
+        # out a backend that cannot map cudaMalloc memory (the vulkan
+        # one); this package serves such memory copy-only, so it takes
+        # that backend too.  GDRCopy's library has only gdr_open.
+        self.open_name = "gdr_open"
+        self.open = self.gdr_open
+        if getattr(errno_dll, "gdrmap_open", None) is not None:
+            self.open_name = "gdrmap_open"
+            self.open = errno_dll.gdrmap_open
+            self.open.restype = c_void_p
+            self.open.argtypes = []
         self.path = _loaded_path(self.gdr_open) or path
         for name, (restype, argtypes, required) in _PROTOTYPES.items():
             fn = getattr(dll, name, None)
@@ -250,10 +262,10 @@ def instance():
     lib = library()
     with _state.lock:
         if _state.gdr is None:
-            g = lib.gdr_open()
+            g = lib.open()
             if not g:
                 err = ctypes.get_errno() or errno.ENODEV
-                raise lib.error(err, "gdr_open")
+                raise lib.error(err, lib.open_name)
             _state.gdr = g
             if not _state.exit_registered:
                 # Registered now, after the frameworks that allocated the

@@ -58,6 +58,7 @@ class Mock:
         self._events = lib.gdrmap_mock_events
         self._events.restype = c_char_p
         self._events.argtypes = [c_int]
+        self._gdrmap_opens = lib.gdrmap_mock_gdrmap_opens
 
     def fail(self, op, err, why):
         """The next `op` fails with err, explained by why."""
@@ -80,6 +81,10 @@ class Mock:
     def set_path(self, path):
         """What gdrmap_copy_path answers (a GDRMAP_COPY_PATH_*)."""
         self._set_path(path)
+
+    def gdrmap_opens(self):
+        """How many times gdrmap_open was called."""
+        return self._gdrmap_opens()
 
     def events(self, clear=True):
         """The operations done since the last clear, in order."""

@@ -40,6 +40,7 @@ GDR_API const char *gdrmap_mock_events(int clear);
 GDR_API void gdrmap_mock_copies(int *to, int *from, int *via, int *last_path,
 				int clear);
 GDR_API void gdrmap_mock_set_path(int path);
+GDR_API int gdrmap_mock_gdrmap_opens(void);
 
 /* The next call of each operation fails with fail_err and fail_why. */
 static int fail_err[NR_OPS];
@@ -167,6 +168,24 @@ GDR_API gdr_t gdr_open(void)
 		errno = err;
 	}
 	return g;
+}
+
+/*
+ * gdrmap_open, which gdrmap's own programs call (gdr_open is for GDRCopy's
+ * consumers): the same mock backend, the calls counted.  Built as
+ * GDRCopy's library (MOCK_GDRCOPY) the version script hides it.
+ */
+static int gdrmap_opens;
+
+GDR_API gdr_t gdrmap_open(void)
+{
+	gdrmap_opens++;
+	return gdr_open();
+}
+
+GDR_API int gdrmap_mock_gdrmap_opens(void)
+{
+	return gdrmap_opens;
 }
 
 /* Make the next `op` ("open", "pin", "map", "unmap", "unpin") fail. */

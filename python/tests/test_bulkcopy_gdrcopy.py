@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """With a library that has no gdrmap_copy_* (GDRCopy's libgdrapi.so.2,
 played by libgdrapi-mock-gdrcopy.so), bulk copies go through
-gdr_copy_to/from_mapping, byte for byte the same, and their failures name
+gdr_copy_to/from_mapping, byte for byte the same (and the instance is
+opened with gdr_open, which is all it has), and their failures name
 those; path= other than None is refused as needing gdrmap's library;
 copy_path() says 'mapping'."""
 
@@ -25,6 +26,8 @@ lib = m._lib
 CHECK(lib.gdrmap_copy_to_mapping is None and
       lib.gdrmap_copy_from_mapping_via is None and
       lib.gdrmap_copy_path is None, "the library has no gdrmap_copy_*")
+CHECK(lib.open_name == "gdr_open" and mock.gdrmap_opens() == 0,
+      "GDRCopy's library has no gdrmap_open: opened with %s" % lib.open_name)
 CHECK(lib.bulk_from == "gdr_copy_from_mapping" and
       lib.bulk_to == "gdr_copy_to_mapping",
       "bulk copies: %s, %s" % (lib.bulk_from, lib.bulk_to))

@@ -2,7 +2,7 @@
 """Library failures become GdrmapError (an OSError) carrying the errno,
 the failing function and the library's own explanation, with advice for
 PyTorch and CuPy memory; a failed Mapping leaves nothing pinned; the
-instance is opened again after gdr_open failed."""
+instance is opened again after gdrmap_open failed."""
 
 import errno
 import os
@@ -18,14 +18,17 @@ from fakes import DeviceMemory, FakeCAI, Mock	# noqa: E402
 mock = Mock()
 mem = DeviceMemory(1 << 18)
 
-# gdr_open fails: its explanation (every backend's reason) is the message.
+# Opening fails (gdrmap_open, the package's way in): its explanation
+# (every backend's reason) is the message.
 mock.fail("open", errno.ENODEV, "mock: no GPU here (load gdrdrv)")
+opens = mock.gdrmap_opens()
 e = raises(GdrmapError, Mapping, mem.ptr, 64,
-           match=("gdr_open: no backend is usable here", "mock: no GPU here "
-                  "(load gdrdrv)"))
+           match=("gdrmap_open: no backend is usable here",
+                  "mock: no GPU here (load gdrdrv)"))
 CHECK(isinstance(e, OSError) and e.errno == errno.ENODEV and
-      e.function == "gdr_open", repr(e))
-CHECK(e.strerror.startswith("gdr_open: "), e.strerror)
+      e.function == "gdrmap_open", repr(e))
+CHECK(e.strerror.startswith("gdrmap_open: "), e.strerror)
+CHECK(mock.gdrmap_opens() == opens + 1, "the package opened with gdrmap_open")
 # ... and is tried again next time.
 with Mapping(mem.ptr, 64) as m:
     CHECK(not m.closed, "the instance opens after a failed open")

@@ -19,7 +19,7 @@ expect "doctor --json has the documented keys" jq_has "$f" \
 	.host.kernel .host.arch .host.cpu_model \
 	.library.api_version .library.path \
 	.cuda.available .cuda.nvidia_driver_version .cuda.driver_version .cuda.device_count .cuda.error \
-	.gpus .backends .default_backend .nvidia_peermem_loaded \
+	.gpus .backends .default_backend .gdrmap_open_backend .nvidia_peermem_loaded \
 	.iommu.active .iommu.cmdline .nics .topology .checks \
 	.summary.ok .summary.warn .summary.fail \
 	.module_free.container.detected .module_free.container.signals \
