@@ -45,7 +45,9 @@ static const struct gdr_backend *forced_backend(int *bad, int *any)
 
 	*bad = 0;
 	*any = name && !strcmp(name, "any");
-	if (name && *name && !*any) {
+	if (*any)	/* GDRMAP_BACKEND wins over GDRCOPY_USE_DMABUF_MMAP */
+		return NULL;
+	if (name && *name) {
 		for (i = 0; i < NR_BACKENDS; i++)
 			if (!strcmp(name, backends[i]->name))
 				return backends[i];

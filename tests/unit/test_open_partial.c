@@ -86,7 +86,9 @@ int main(void)
 	      strstr(gdrmap_last_error(), "gdrmap_open"),
 	      "the reason says why vulkan was left out and how to take it: %s",
 	      gdrmap_last_error());
-	CHECK(imports == 0, "gdr_open opened no Vulkan memory (%d)", imports);
+	CHECK(fvk.nr_gpus == 0 && imports == 0,
+	      "gdr_open never opened Vulkan (%u GPUs listed, %d imports)",
+	      fvk.nr_gpus, imports);
 
 	expect(gdrmap_open(), GDRMAP_BACKEND_VULKAN, "gdrmap_open");
 
@@ -94,6 +96,11 @@ int main(void)
 	expect(gdr_open(), GDRMAP_BACKEND_VULKAN, "gdr_open, GDRMAP_BACKEND=any");
 	expect(gdrmap_open(), GDRMAP_BACKEND_VULKAN,
 	       "gdrmap_open, GDRMAP_BACKEND=any");
+	/* "any" wins over GDRCopy's variable, as every GDRMAP_BACKEND does. */
+	setenv("GDRCOPY_USE_DMABUF_MMAP", "1", 1);
+	expect(gdr_open(), GDRMAP_BACKEND_VULKAN,
+	       "gdr_open, GDRMAP_BACKEND=any and GDRCOPY_USE_DMABUF_MMAP=1");
+	unsetenv("GDRCOPY_USE_DMABUF_MMAP");
 	setenv("GDRMAP_BACKEND", "vulkan", 1);
 	expect(gdr_open(), GDRMAP_BACKEND_VULKAN,
 	       "gdr_open, GDRMAP_BACKEND=vulkan");
