@@ -207,7 +207,7 @@ print("doctor", report["tool"], report["command"], report["library"]["path"])
 try:
     print("backend", gdrmap.backend())
 except gdrmap.GdrmapError as e:
-    print("gdr_open failed, errno", e.errno, e.function)
+    print("opening failed, errno", e.errno, e.function)
     print(e.strerror.splitlines()[0])
 PYEOF
 # From /, with nothing of the tree or a local Python on the way.
@@ -225,8 +225,8 @@ helper=$(sed -n 's/^helper //p' "$work/python.log")
 	fail "the Python package's flag helper is '$helper', not python3-gdrmap's"
 grep -q "^doctor gdrmap doctor " "$work/python.log" ||
 	fail "gdrmap.doctor() did not return the installed command's report"
-grep -Eq '^(backend |gdr_open: no backend is usable)' "$work/python.log" ||
-	fail "neither a backend nor gdr_open's explanation"
+grep -Eq '^(backend |gdrmap_open: no backend is usable)' "$work/python.log" ||
+	fail "neither a backend nor gdrmap_open's explanation"
 
 ver=$(dpkg-query -W -f='${Version}' gdrmap-dkms); ver=${ver%-*}
 hdr=$(ls -d /usr/src/linux-headers-*-amd64 /usr/src/linux-headers-*-arm64 2>/dev/null |
