@@ -144,12 +144,12 @@ static void default_check(struct checks *cs, const struct backend_probe *bp,
 		return;
 	}
 	*chosen = NULL;
-	if (def->gdrmap && !def->env[0]) {
+	if (gdrmap_open_backend(bp, def)) {
 		/* GDRCopy's rule, on purpose (backend_select.c). */
 		check_add(cs, "backend", V_OK,
 			  "for every kind of memory mapped, load gdrdrv",
 			  "gdr_open (the GDRCopy API: UCX, MPI, NCCL) steps aside here, as GDRCopy's library would: the one usable backend, %s, cannot map cudaMalloc memory.  gdrmap's command and Python package use it (gdrmap_open); GDRMAP_BACKEND=any gives it to programs that pin only memory they allocate with cuMemCreate (NCCL)",
-			  def->gdrmap);
+			  gdrmap_open_backend(bp, def));
 		return;
 	}
 	if (def->env[0]) {

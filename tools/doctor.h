@@ -97,8 +97,6 @@ struct backend_probe {
 struct default_open {
 	bool ok;
 	const char *backend;	/* the backend it chose; NULL if unknown */
-	const char *gdrmap;	/* the one gdrmap_open chose where gdr_open
-				 * chose none (it left a partial one out) */
 	int err;		/* its errno when it failed */
 	char why[4096];		/* ... and the library's reason */
 	char env[192];		/* the variables that choose a backend, as
@@ -117,6 +115,14 @@ struct default_open {
 void probe_backends(struct backend_probe *bp, struct default_open *def,
 		    const struct tcu *cu, const int *devs, int ndevs,
 		    const char *vulkan_causes);
+
+/*
+ * The backend gdrmap_open gives where gdr_open, with no variable set, gave
+ * none: the first usable one, which gdr_open left out as partial (it maps
+ * only cuMemCreate memory).  NULL otherwise.
+ */
+const char *gdrmap_open_backend(const struct backend_probe *bp,
+				const struct default_open *def);
 
 #define MAX_GPUS 16
 

@@ -320,14 +320,19 @@ static void probe_default(struct default_open *d)
 	last = gdrmap_last_error ? gdrmap_last_error() : "";
 	snprintf(d->why, sizeof(d->why), "%s",
 		 last[0] ? last : strerror(d->err));
-	/* What gdrmap's own command and Python package get instead. */
-	g = gdrmap_open ? gdrmap_open() : NULL;
-	if (g) {
-		if (!gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &b) &&
-		    b >= 1 && b <= NR_BACKENDS)
-			d->gdrmap = names[b - 1];
-		gdr_close(g);
-	}
+}
+
+const char *gdrmap_open_backend(const struct backend_probe *bp,
+				const struct default_open *def)
+{
+	int i;
+
+	if (def->ok || def->env[0])
+		return NULL;
+	for (i = 0; i < NR_BACKENDS; i++)
+		if (bp[i].usable)
+			return bp[i].name;
+	return NULL;
 }
 
 void probe_backends(struct backend_probe *bp, struct default_open *def,
