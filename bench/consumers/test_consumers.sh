@@ -122,6 +122,35 @@ expect "summarize_ucx.py --mpi judges" grep -q '^| D,H | cuMemCreate | 8 | 1.00 
 python3 "$here/summarize_ucx.py" "$OUT/nothing.csv" >/dev/null 2>&1
 expect "summarize_ucx.py without runs exits non-zero" [ $? != 0 ]
 
+# The calls part's counting shim (bench/probes/gdr_call_count.c) where
+# libgdrapi comes in as UCX brings it: dlopened RTLD_LOCAL with a module,
+# out of the shim's RTLD_NEXT (it crashed there before; UCX's signal
+# handler turned that into a silent exit 1).
+top=$(cd "$here/../.." && pwd)
+libdir=$(cd "$(dirname "$GDRAPI")" && pwd)
+printf '%s\n' '#include <gdrapi.h>' \
+	'int mod_pin(void) { gdr_mh_t h; return gdr_pin_buffer(0, 0, 0, 0, 0, &h); }' >"$OUT/mod.c"
+printf '%s\n' '#include <dlfcn.h>' '#include <stdio.h>' \
+	'int main(int c, char **v) { void *m = dlopen(v[1], RTLD_NOW | RTLD_LOCAL);' \
+	'  int (*f)(void) = m ? (int (*)(void))dlsym(m, "mod_pin") : 0;' \
+	'  if (!f) { puts(dlerror()); return 2; }' \
+	'  return f() == 0;' '}' >"$OUT/main.c"
+if ${CC:-cc} -O2 -shared -fPIC -I"$top/include" -o "$OUT/count.so" \
+	"$top/bench/probes/gdr_call_count.c" -ldl &&
+	${CC:-cc} -shared -fPIC -I"$top/include" -o "$OUT/mod.so" "$OUT/mod.c" \
+		-L"$libdir" -l:libgdrapi.so.2 -Wl,-rpath,"$libdir" &&
+	${CC:-cc} -o "$OUT/main" "$OUT/main.c" -ldl; then
+	mkdir -p "$OUT/calls"
+	GDR_CALL_COUNT_DIR=$OUT/calls LD_PRELOAD=$OUT/count.so "$OUT/main" "$OUT/mod.so" \
+		>"$OUT/c.out" 2>&1
+	rc=$?
+	expect "gdr_call_count.so finds a libgdrapi dlopened RTLD_LOCAL (exit $rc: $(head -c 200 "$OUT/c.out"))" [ $rc = 0 ]
+	expect "gdr_call_count.so counts the call made through it" \
+		grep -qx 'gdr_pin_buffer calls 1 mean_ns [0-9]* sizes 1:1' "$OUT"/calls/gdr-calls.*
+else
+	expect "gdr_call_count.so and its test program build" false
+fi
+
 if [ $skipped -gt 0 ]; then
 	echo "$passed passed, $failed failed, $skipped skipped"
 else

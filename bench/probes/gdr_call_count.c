@@ -79,11 +79,33 @@ __attribute__((destructor)) static void report(void)
 	fclose(f);
 }
 
-/* The real function of this name, found once. */
+/*
+ * The real function of this name, found once.  RTLD_NEXT finds it only
+ * where libgdrapi is in the global scope (linked by the program, or one
+ * of its preloads); UCX dlopens its gdr_copy module, and with it
+ * libgdrapi, RTLD_LOCAL, so otherwise ask the loaded library itself.
+ */
+static void *real_fn(const char *name)
+{
+	static void *lib;
+	void *f = dlsym(RTLD_NEXT, name);
+
+	if (!f && !lib)
+		lib = dlopen("libgdrapi.so.2", RTLD_NOW | RTLD_NOLOAD);
+	if (!f && lib)
+		f = dlsym(lib, name);
+	if (!f) {
+		fprintf(stderr, "gdr_call_count: %s is in no loaded libgdrapi: %s\n",
+			name, dlerror());
+		abort();
+	}
+	return f;
+}
+
 #define REAL(fn) \
 	static __typeof__(fn) *real; \
 	if (!real) \
-		real = (__typeof__(fn) *)dlsym(RTLD_NEXT, #fn)
+		real = (__typeof__(fn) *)real_fn(#fn)
 
 int gdr_pin_buffer(gdr_t g, unsigned long addr, size_t size,
 		   uint64_t p2p_token, uint32_t va_space, gdr_mh_t *handle)
