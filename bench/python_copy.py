@@ -15,7 +15,9 @@ is one gdrmap.mem_alloc allocation (cuMemCreate: every backend maps it),
 seen by PyTorch through __cuda_array_interface__ (no copy); the host
 buffer is PyTorch's pinned memory.  Each cell is timed call by call for
 about SECONDS (default 0.2) after a warm-up (which also lets the library
-finish timing its paths for that size); p50 in microseconds and GB/s.
+finish timing its paths for that size), all cells of a size interleaved
+(one call of each per round, the order rotating); p50 in microseconds
+and GB/s.
 
 usage: python_copy.py OUTDIR [SECONDS]  (from the top of the tree, pinned
 to one CPU as bench/python-gpu-run.sh runs it; the threads path uses more
@@ -42,22 +44,37 @@ MAX = SIZES[-1]
 clock = time.perf_counter_ns
 
 
-def timed(fn):
-    for _ in range(5):
-        fn()
-    samples = []
+def timed_together(cells):
+    """Time every fn of cells ({name: fn}) call by call, interleaved: one
+    call of each per round, the order rotating round by round, so that
+    drift (clocks, the copy engines' state, what ran before) hits them
+    all alike.  Timed one after another, a cell measured second could be
+    several microseconds slower than the same call measured first.
+    Rounds for about SECONDS per cell, at least 5, at most 20000."""
+    fns = list(cells.items())
+    for _, fn in fns:
+        for _ in range(5):
+            fn()
+    samples = [[] for _ in fns]
+    k = len(fns)
     gc.disable()
     try:
-        end = clock() + int(SECONDS * 1e9)
-        while len(samples) < 5 or (clock() < end and len(samples) < 20000):
-            t0 = clock()
-            fn()
-            samples.append(clock() - t0)
+        end = clock() + int(SECONDS * k * 1e9)
+        r = 0
+        while r < 5 or (clock() < end and r < 20000):
+            for i in range(k):
+                j = (i + r) % k
+                t0 = clock()
+                fns[j][1]()
+                samples[j].append(clock() - t0)
+            r += 1
     finally:
         gc.enable()
-    samples.sort()
-    return {"p50_ns": samples[len(samples) // 2], "min_ns": samples[0],
-            "n": len(samples)}
+    out = {}
+    for (name, _), s in zip(fns, samples):
+        s.sort()
+        out[name] = {"p50_ns": s[len(s) // 2], "min_ns": s[0], "n": len(s)}
+    return out
 
 
 class Device:
@@ -96,38 +113,36 @@ def measure(ptr, dev):
                     "write path": m.copy_path(n, write=True)}
             h, d = host[:n], dev_t[:n]
             ht = host_t[:n]
-            cell["read: Mapping.readinto"] = timed(
-                lambda: m.readinto(h))
+            fns = {"read: Mapping.readinto": lambda: m.readinto(h)}
             for path in ("mapping", "threads", "dma"):
                 try:
                     m.readinto(h, path=path)
                 except gdrmap.GdrmapError as e:
                     cell["read: path=%s" % path] = "refused: %s" % e
                     continue
-                cell["read: path=%s" % path] = timed(
-                    lambda: m.readinto(h, path=path))
+                fns["read: path=%s" % path] = \
+                    lambda path=path: m.readinto(h, path=path)
 
             def torch_read():
                 ht.copy_(d, non_blocking=True)
                 torch.cuda.synchronize()
-            cell["read: host.copy_(dev) + synchronize"] = timed(
-                torch_read)
-            cell["read: dev.cpu()"] = timed(lambda: d.cpu())
-            cell["write: Mapping.write"] = timed(lambda: m.write(h))
+            fns["read: host.copy_(dev) + synchronize"] = torch_read
+            fns["read: dev.cpu()"] = lambda: d.cpu()
+            fns["write: Mapping.write"] = lambda: m.write(h)
             for path in ("mapping", "dma"):
                 try:
                     m.write(h, path=path)
                 except gdrmap.GdrmapError as e:
                     cell["write: path=%s" % path] = "refused: %s" % e
                     continue
-                cell["write: path=%s" % path] = timed(
-                    lambda: m.write(h, path=path))
+                fns["write: path=%s" % path] = \
+                    lambda path=path: m.write(h, path=path)
 
             def torch_write():
                 d.copy_(ht, non_blocking=True)
                 torch.cuda.synchronize()
-            cell["write: dev.copy_(host) + synchronize"] = timed(
-                torch_write)
+            fns["write: dev.copy_(host) + synchronize"] = torch_write
+            cell.update(timed_together(fns))
             # After every path: still the bytes written.
             m.write(pattern[:min(n, 4096)])
             got = bytearray(min(n, 4096))
