@@ -16,7 +16,7 @@ seen by PyTorch through __cuda_array_interface__ (no copy); the host
 buffer is PyTorch's pinned memory.  Each cell is timed call by call for
 about SECONDS (default 0.2) after a warm-up (which also lets the library
 finish timing its paths for that size), all cells of a size interleaved
-(one call of each per round, the order rotating); p50 in microseconds
+(one call of each per round, in a shuffled order); p50 in microseconds
 and GB/s.
 
 usage: python_copy.py OUTDIR [SECONDS]  (from the top of the tree, pinned
@@ -28,6 +28,7 @@ import ctypes
 import gc
 import json
 import os
+import random
 import sys
 import time
 
@@ -42,15 +43,19 @@ SIZES = [8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 2 << 20, 16 << 20,
          64 << 20]
 MAX = SIZES[-1]
 clock = time.perf_counter_ns
+# Seeded: a rerun shuffles the same way.
+shuffle = random.Random(1).shuffle
 
 
 def timed_together(cells):
     """Time every fn of cells ({name: fn}) call by call, interleaved: one
-    call of each per round, the order rotating round by round, so that
-    drift (clocks, the copy engines' state, what ran before) hits them
-    all alike.  Timed one after another, a cell measured second could be
-    several microseconds slower than the same call measured first.
-    Rounds for about SECONDS per cell, at least 5, at most 20000."""
+    call of each per round, in an order shuffled anew each round, so that
+    drift (clocks, the copy engines' state) and what ran just before
+    (posted writes through the mapping still draining, helper threads
+    still spinning) hit them all alike.  Timed one block after another, a
+    cell could be several microseconds slower than the same call timed
+    first; in a fixed rotation each cell would always follow the same
+    one.  Rounds for about SECONDS per cell, at least 5, at most 20000."""
     fns = list(cells.items())
     for _, fn in fns:
         for _ in range(5):
@@ -61,9 +66,10 @@ def timed_together(cells):
     try:
         end = clock() + int(SECONDS * k * 1e9)
         r = 0
+        order = list(range(k))
         while r < 5 or (clock() < end and r < 20000):
-            for i in range(k):
-                j = (i + r) % k
+            shuffle(order)
+            for j in order:
                 t0 = clock()
                 fns[j][1]()
                 samples[j].append(clock() - t0)

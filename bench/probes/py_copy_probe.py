@@ -5,8 +5,8 @@ with path='dma' (ctypes), as one ctypes call of gdrmap_copy_to/
 from_mapping, as a bare cuMemcpyHtoDAsync/DtoHAsync on a non-blocking
 stream plus cuStreamSynchronize through ctypes, and as PyTorch's
 copy_(non_blocking=True) plus torch.cuda.synchronize().  Every method runs
-once per round, in an order that rotates round by round, so drift hits
-them alike; p50 and min of all rounds.  Host memory: PyTorch's pinned
+once per round, in an order shuffled anew each round, so drift and
+what ran just before hit them alike; p50 and min of all rounds.  Host memory: PyTorch's pinned
 memory.  The data is checked after the rounds.
 
 usage: python3 bench/probes/py_copy_probe.py [ROUNDS]  (GPU machine, top
@@ -15,6 +15,7 @@ of the tree; pin it with taskset as bench/python-gpu-run.sh does)
 
 import ctypes
 import os
+import random
 import sys
 import time
 
@@ -27,6 +28,7 @@ ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 SIZES = [256 << 10, 2 << 20, 16 << 20]
 MAX = SIZES[-1]
 clock = time.perf_counter_ns
+shuffle = random.Random(1).shuffle
 
 
 class Device:
@@ -104,10 +106,10 @@ def main():
                 for _ in range(5):
                     fn()
             samples = [[] for _ in methods]
-            for r in range(ROUNDS):
-                k = len(methods)
-                for i in range(k):
-                    j = (i + r) % k
+            order = list(range(len(methods)))
+            for _ in range(ROUNDS):
+                shuffle(order)
+                for j in order:
                     t0 = clock()
                     methods[j][1]()
                     samples[j].append(clock() - t0)
