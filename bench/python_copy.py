@@ -124,7 +124,7 @@ def measure(ptr, dev):
                 try:
                     m.readinto(h, path=path)
                 except gdrmap.GdrmapError as e:
-                    cell["read: path=%s" % path] = "refused: %s" % e
+                    fns["read: path=%s" % path] = "refused: %s" % e
                     continue
                 fns["read: path=%s" % path] = \
                     lambda path=path: m.readinto(h, path=path)
@@ -139,7 +139,7 @@ def measure(ptr, dev):
                 try:
                     m.write(h, path=path)
                 except gdrmap.GdrmapError as e:
-                    cell["write: path=%s" % path] = "refused: %s" % e
+                    fns["write: path=%s" % path] = "refused: %s" % e
                     continue
                 fns["write: path=%s" % path] = \
                     lambda path=path: m.write(h, path=path)
@@ -148,7 +148,10 @@ def measure(ptr, dev):
                 d.copy_(ht, non_blocking=True)
                 torch.cuda.synchronize()
             fns["write: dev.copy_(host) + synchronize"] = torch_write
-            cell.update(timed_together(fns))
+            # In fns' order (the table's columns); refusals as they are.
+            times = timed_together({k: f for k, f in fns.items()
+                                    if not isinstance(f, str)})
+            cell.update((k, times.get(k, f)) for k, f in fns.items())
             # After every path: still the bytes written.
             m.write(pattern[:min(n, 4096)])
             got = bytearray(min(n, 4096))
