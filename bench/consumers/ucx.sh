@@ -7,9 +7,11 @@
 #   ucx  builds UCX from UCX_SRC against gdrmap installed in $BUILD/prefix,
 #        checks that by default UCX leaves gdr_copy out where gdr_open
 #        steps aside (only the vulkan backend, which cannot map cudaMalloc
-#        memory) and that with GDRMAP_BACKEND=$UCX_GDRMAP_BACKEND (default
-#        any: the vulkan backend on request, for everything below) UCX's
-#        gdr_copy transport loads gdrmap's libgdrapi,
+#        memory), runs tag_lat there with gdr_copy in UCX_TLS (UCX_MEMS x
+#        both allocators x UCX_SIZES, perftest-default.csv: it must pass as
+#        without gdr_copy), and that with GDRMAP_BACKEND=$UCX_GDRMAP_BACKEND
+#        (default any: the vulkan backend on request, for everything
+#        below) UCX's gdr_copy transport loads gdrmap's libgdrapi,
 #        then runs ucx_perftest (two processes, one GPU) with and without
 #        gdr_copy in UCX_TLS: tag_lat, tag_bw, ucp_put_lat, ucp_get,
 #        ucp_put_bw, 8 B to 64 KiB, cuda<->host and cuda<->cuda, on the
@@ -146,17 +148,6 @@ elif [ "$default_tls" = 0 ]; then
 	note ucx fail "UCX does not list gdr_copy over gdrmap's library, and doctor gives no reason: doctor-default.txt, ucx-info.txt"
 	finish
 fi
-# The rest measures gdr_copy over gdrmap wherever gdrmap can serve it:
-# the vulkan backend taken on request (UCX_GDRMAP_BACKEND, default any).
-export GDRMAP_BACKEND=${UCX_GDRMAP_BACKEND-any}
-"$ucx/bin/ucx_info" -d 2>&1 | grep -B2 -A12 'Transport: gdr_copy' >"$out/ucx-info-gdrmap-backend.txt"
-if grep -q 'Transport: gdr_copy' "$out/ucx-info-gdrmap-backend.txt" &&
-	grep -q "libgdrapi.so.2 => $prefix/lib/libgdrapi.so.2" "$out/ucx-info.txt"; then
-	note ucx pass "UCX $("$ucx/bin/ucx_info" -v | sed -n 's/^# Library version: //p') lists gdr_copy with GDRMAP_BACKEND=$GDRMAP_BACKEND, loading $prefix/lib/libgdrapi.so.2"
-else
-	note ucx fail "UCX does not list gdr_copy over gdrmap's library with GDRMAP_BACKEND=$GDRMAP_BACKEND: ucx-info.txt"
-	finish
-fi
 gcc -O2 -shared -fPIC -Iinclude -o "$build/vmm_cudamalloc.so" \
 	bench/consumers/vmm_cudamalloc.c -L"$prefix/lib" -lgdrapi -ldl \
 	2>"$out/ucx-preload-build.log" ||
@@ -182,6 +173,46 @@ pair() {
 	wait $server || rc=1
 }
 
+# What a user gets: gdr_copy in UCX_TLS, gdr_open left to its default.
+# Where gdr_open steps aside UCX must run as without gdr_copy: every run
+# passes, at those figures (perftest-default.csv).
+if want ucx; then
+	dcsv=$out/perftest-default.csv
+	echo "test,mem,size,alloc,gdr_copy,run,typical_us,avg_us,bw_MBs" >"$dcsv"
+	bad=0 total=0
+	for mem in $mems; do
+		for alloc in legacy vmm; do
+			for size in $sizes; do
+				total=$((total + 1))
+				pair $with_gdr $alloc -t tag_lat -m $mem -s $size -n $iters -w $((iters / 10)) -f -v
+				if [ "$rc" != 0 ] || [ -z "$line" ]; then
+					bad=$((bad + 1))
+					echo "default $mem $alloc $size: exit $rc" >>"$out/ucx-failures.txt"
+					tail -3 "$out/ucx-last-client.err" >>"$out/ucx-failures.txt"
+					continue
+				fi
+				echo "$line" | awk -F, -v p="tag_lat,${mem/,/-},$size,$alloc,default,1" \
+					'{ printf "%s,%s,%s,%s\n", p, $2, $3, $6 }' >>"$dcsv"
+			done
+		done
+	done
+	if [ $bad = 0 ]; then
+		note ucx pass "gdr_open's default, gdr_copy in UCX_TLS: tag_lat, $total runs passed (perftest-default.csv)"
+	else
+		note ucx fail "gdr_open's default, gdr_copy in UCX_TLS: $bad of $total tag_lat runs failed (ucx-failures.txt)"
+	fi
+fi
+# The rest measures gdr_copy over gdrmap wherever gdrmap can serve it:
+# the vulkan backend taken on request (UCX_GDRMAP_BACKEND, default any).
+export GDRMAP_BACKEND=${UCX_GDRMAP_BACKEND-any}
+"$ucx/bin/ucx_info" -d 2>&1 | grep -B2 -A12 'Transport: gdr_copy' >"$out/ucx-info-gdrmap-backend.txt"
+if grep -q 'Transport: gdr_copy' "$out/ucx-info-gdrmap-backend.txt" &&
+	grep -q "libgdrapi.so.2 => $prefix/lib/libgdrapi.so.2" "$out/ucx-info.txt"; then
+	note ucx pass "UCX $("$ucx/bin/ucx_info" -v | sed -n 's/^# Library version: //p') lists gdr_copy with GDRMAP_BACKEND=$GDRMAP_BACKEND, loading $prefix/lib/libgdrapi.so.2"
+else
+	note ucx fail "UCX does not list gdr_copy over gdrmap's library with GDRMAP_BACKEND=$GDRMAP_BACKEND: ucx-info.txt"
+	finish
+fi
 if want ucx; then
 	csv=$out/perftest.csv
 	echo "test,mem,size,alloc,gdr_copy,run,typical_us,avg_us,bw_MBs" >"$csv"
