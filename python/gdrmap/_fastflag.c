@@ -55,6 +55,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -430,20 +431,33 @@ static void window_dealloc(PyObject *self)
 /* gdr_mh_t, passed by value as gdrapi.h declares it. */
 typedef struct { unsigned long h; } mh_t;
 typedef int (*copy_fn)(mh_t handle, void *dst, const void *src, size_t n);
+typedef int (*via_fn)(mh_t handle, void *dst, const void *src, size_t n,
+		      int path);
 
 /* Run it without the GIL: the caller keeps the Mapping open, asks again. */
 #define NEEDS_RELEASE (-1000)
 
 /*
  * bulk(fn, handle, base, size, offset, buffer, to_mapping, release,
- * held_max): fn (gdrmap_copy_to/from_mapping, by address) between the
- * mapping at base + offset and the buffer, held for the call: what
- * Mapping.write and readinto do in three ctypes calls, in one.  The bytes
- * copied, or minus the library's errno; None for anything unusual (not
- * one contiguous, for reads writable, buffer; out of range; empty), which
- * the caller's ctypes path raises for.  Over held_max bytes the GIL is
- * released, if release: else NEEDS_RELEASE.
+ * held_max[, path]): fn (gdrmap_copy_to/from_mapping, by address) between
+ * the mapping at base + offset and the buffer, held for the call: what
+ * Mapping.write and readinto do in three ctypes calls, in one.  With
+ * path, fn is gdrmap_copy_to/from_mapping_via and path its last argument.
+ * The bytes copied, or minus the library's errno; None for anything
+ * unusual (not one contiguous, for reads writable, buffer; out of range;
+ * empty), which the caller's ctypes path raises for.  Over held_max bytes
+ * the GIL is released, if release: else NEEDS_RELEASE.
  */
+/* One copy by fn, or by via with path where via is set. */
+static int copy(copy_fn fn, via_fn via, int path, mh_t mh, int to,
+		void *map, void *buf, size_t n)
+{
+	if (via)
+		return to ? via(mh, map, buf, n, path) :
+			    via(mh, buf, map, n, path);
+	return to ? fn(mh, map, buf, n) : fn(mh, buf, map, n);
+}
+
 static PyObject *raw_bulk(PyObject *module, PyObject *const *args,
 			  Py_ssize_t nargs)
 {
@@ -451,15 +465,25 @@ static PyObject *raw_bulk(PyObject *module, PyObject *const *args,
 	unsigned long long base;
 	Py_buffer view;
 	copy_fn fn;
+	via_fn via = NULL;
 	mh_t mh;
 	void *map;
 	size_t n;
-	int to, release, err;
+	int to, release, err, path = 0;
 
 	(void)module;
-	if (nargs != 9)
+	if (nargs != 9 && nargs != 10)
 		Py_RETURN_NONE;
 	fn = (copy_fn)PyLong_AsVoidPtr(args[0]);
+	if (nargs == 10) {
+		long code = PyLong_AsLong(args[9]);
+
+		via = (via_fn)PyLong_AsVoidPtr(args[0]);
+		/* Out of range: left to the ctypes path, which refuses it. */
+		if (!PyErr_Occurred() && (code < 0 || code > INT_MAX))
+			Py_RETURN_NONE;
+		path = (int)code;
+	}
 	mh.h = PyLong_AsUnsignedLong(args[1]);
 	base = PyLong_AsUnsignedLongLong(args[2]);
 	size = PyLong_AsSsize_t(args[3]);
@@ -489,10 +513,10 @@ static PyObject *raw_bulk(PyObject *module, PyObject *const *args,
 	n = (size_t)view.len;
 	if (view.len > held_max) {
 		Py_BEGIN_ALLOW_THREADS
-		err = to ? fn(mh, map, view.buf, n) : fn(mh, view.buf, map, n);
+		err = copy(fn, via, path, mh, to, map, view.buf, n);
 		Py_END_ALLOW_THREADS
 	} else {	/* small: cheaper with the GIL kept */
-		err = to ? fn(mh, map, view.buf, n) : fn(mh, view.buf, map, n);
+		err = copy(fn, via, path, mh, to, map, view.buf, n);
 	}
 	PyBuffer_Release(&view);
 	return PyLong_FromSsize_t(err ? -(Py_ssize_t)err : (Py_ssize_t)n);

@@ -133,8 +133,9 @@ NEEDS_RELEASE = -1000
 
 def bulk(lib):
     """(_fastflag.bulk, (address of gdrmap_copy_from_mapping, of
-    gdrmap_copy_to_mapping)) for Mapping's bulk copies, or None without a
-    helper or with a library that has no gdrmap_copy_* (GDRCopy's)."""
+    gdrmap_copy_to_mapping), (the same of their _via forms, or None)) for
+    Mapping's bulk copies, or None without a helper or with a library that
+    has no gdrmap_copy_* (GDRCopy's)."""
     fast = helper()
     if fast is None or not hasattr(fast, "bulk") or \
             lib.bulk_to != "gdrmap_copy_to_mapping" or \
@@ -143,9 +144,15 @@ def bulk(lib):
     try:
         fns = (ctypes.cast(getattr(lib, lib.bulk_from), ctypes.c_void_p).value,
                ctypes.cast(getattr(lib, lib.bulk_to), ctypes.c_void_p).value)
+        vias = tuple(
+            ctypes.cast(f, ctypes.c_void_p).value if f is not None else None
+            for f in (lib.gdrmap_copy_from_mapping_via,
+                      lib.gdrmap_copy_to_mapping_via))
     except (AttributeError, TypeError):
         return None
-    return (fast.bulk, fns) if all(fns) else None
+    if not all(fns):
+        return None
+    return fast.bulk, fns, vias if all(vias) else None
 
 
 def window(mapping, pin, methods):

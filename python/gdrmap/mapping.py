@@ -362,17 +362,25 @@ class Mapping:
         if err:
             self._failed(err, function)
 
-    def _bulk(self, to, obj, offset):
-        """A bulk copy in one call of the compiled helper: the bytes
-        copied, or None where it does not serve (no helper, GDRCopy's
-        library, anything unusual: the ctypes path raises for it)."""
+    def _bulk(self, to, obj, offset, path=None):
+        """A bulk copy in one call of the compiled helper (path: by
+        gdrmap_copy_*_via, that path): the bytes copied, or None where it
+        does not serve (no helper, GDRCopy's library, anything unusual:
+        the ctypes path raises for it)."""
         fast = self._fast_bulk
         if fast is None or type(offset) is not int:
             return None
-        call, fns = fast
-        fn = fns[to]
-        r = call(fn, self._hbox.value, self._cpu, self._size, offset, obj,
-                 to, False, GIL_HELD_MAX)
+        call, fns, vias = fast
+        if path is None:
+            fn, more = fns[to], ()
+            r = call(fn, self._hbox.value, self._cpu, self._size, offset,
+                     obj, to, False, GIL_HELD_MAX)
+        elif vias is None:
+            return None
+        else:
+            # A path named may be a DMA of any size: never with the GIL.
+            fn, more = vias[to], (_path_code(path),)
+            r = _helper.NEEDS_RELEASE
         if r == _helper.NEEDS_RELEASE:
             # Without the GIL: as _copy, close waits until it is done.
             pin = self._pin
@@ -381,14 +389,15 @@ class Mapping:
                 pin.users += 1
             try:
                 r = call(fn, pin.handle, self._cpu, self._size, offset, obj,
-                         to, True, GIL_HELD_MAX)
+                         to, True, GIL_HELD_MAX, *more)
             finally:
                 with pin.cond:
                     pin.users -= 1
                     if not pin.users:
                         pin.cond.notify_all()
         if r is not None and r < 0:
-            self._failed(-r, self._lib.bulk_to if to else self._lib.bulk_from)
+            function = self._lib.bulk_to if to else self._lib.bulk_from
+            self._failed(-r, function + ("_via" if more else ""))
         return r
 
     def readinto(self, buffer, offset=0, path=None):
@@ -398,10 +407,9 @@ class Mapping:
         path: None (the fastest), or 'mapping', 'threads', 'dma' (see
         copy_path)."""
         self._check()
-        if path is None:
-            n = self._bulk(False, buffer, offset)
-            if n is not None:
-                return n
+        n = self._bulk(False, buffer, offset, path)
+        if n is not None:
+            return n
         with HostBuffer(buffer, True, "the buffer") as (address, n):
             cpu = self._range(offset, n)
             self._copy(False, address, cpu, n, path)
@@ -425,10 +433,9 @@ class Mapping:
         after it returns.  path: as readinto's."""
         self._check()
         self._writable()
-        if path is None:
-            n = self._bulk(True, data, offset)
-            if n is not None:
-                return n
+        n = self._bulk(True, data, offset, path)
+        if n is not None:
+            return n
         with HostBuffer(data, False, "data") as (address, n):
             cpu = self._range(offset, n)
             self._copy(True, cpu, address, n, path)

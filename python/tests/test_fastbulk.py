@@ -2,7 +2,8 @@
 """Mapping.write and readinto through the compiled helper's bulk() (over
 the mock library): one C call instead of three ctypes calls, the GIL kept
 for small copies and released for large ones, the same bytes as the
-ctypes path (poisoned around, every byte checked); anything unusual (a
+ctypes path (poisoned around, every byte checked); path= through
+gdrmap_copy_*_via the same way, never with the GIL; anything unusual (a
 read-only buffer to read into, a range outside the mapping, an empty
 buffer, an offset that is not an int) falls back to the ctypes path,
 which raises as it always has; and a library error is the same
@@ -62,6 +63,47 @@ for n in (1, 8, HELD, HELD + 1, 100003):
     CHECK(mock.copies() == {"to": 1, "from": 1, "via": 0, "path": 1},
           "%d: one gdrmap_copy_* each way" % n)
 CHECK(slow == [], "no copy went through the ctypes path: %r" % slow)
+
+# path=: gdrmap_copy_*_via through the helper as well, that path passed,
+# without the GIL at any size (a named path may be a DMA).
+for name, code in (("mapping", 1), ("dma", 3)):
+    for n in (8, HELD + 1, 100003):
+        data = pattern(n, seed=n + code)
+        mem.poison(POISON)
+        CHECK(m.write(data, 5, path=name) == n,
+              "write path=%s of %d returns %d" % (name, n, n))
+        whole = mem.get(0, SIZE)
+        CHECK(whole[BASE + 5:BASE + 5 + n] == data and
+              whole[:BASE + 5] == bytes([POISON]) * (BASE + 5) and
+              whole[BASE + 5 + n:] == bytes([POISON]) * (SIZE - BASE - 5 - n),
+              "write path=%s of %d: the bytes, and nothing around them" %
+              (name, n))
+        CHECK(mock.copies() == {"to": 0, "from": 0, "via": 1, "path": code},
+              "write path=%s of %d: one gdrmap_copy_to_mapping_via" %
+              (name, n))
+        dst = bytearray(b"\x3c" * (n + 2))
+        CHECK(m.readinto(memoryview(dst)[1:n + 1], 5, path=name) == n and
+              dst == b"\x3c" + data + b"\x3c",
+              "readinto path=%s of %d bytes" % (name, n))
+        CHECK(mock.copies() == {"to": 0, "from": 0, "via": 1, "path": code},
+              "readinto path=%s of %d: one gdrmap_copy_from_mapping_via" %
+              (name, n))
+CHECK(slow == [], "no path= copy went through the ctypes path: %r" % slow)
+# A path that cannot serve: the library's error, the call named, nothing
+# written; a name that is no path: refused before anything is copied.
+mem.poison(POISON)
+e = raises(GdrmapError, m.write, pattern(64), path="threads",
+           match="the threads path only reads")
+CHECK(e is not None and e.errno == errno.EOPNOTSUPP and
+      e.function == "gdrmap_copy_to_mapping_via", repr(e))
+CHECK(mem.get(0, SIZE) == bytes([POISON]) * SIZE, "a refused path wrote")
+raises(ValueError, m.write, b"12345678", path="fast",
+       match="path must be None")
+raises(ValueError, m.readinto, bytearray(8), path=3, match="path must be None")
+c = mock.copies()
+CHECK((c["to"], c["from"], c["via"]) == (0, 0, 1),
+      "only the refused threads write reached the library: %r" % c)
+CHECK(slow == [], "the refusals went through the ctypes path: %r" % slow)
 
 # Unusual: the ctypes path, and its exception.
 raises(BufferError, m.readinto, b"12345678")
