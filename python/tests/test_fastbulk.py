@@ -104,6 +104,18 @@ c = mock.copies()
 CHECK((c["to"], c["from"], c["via"]) == (0, 0, 1),
       "only the refused threads write reached the library: %r" % c)
 CHECK(slow == [], "the refusals went through the ctypes path: %r" % slow)
+# A helper older than path= (bulk() answers None to the extra argument):
+# the ctypes path serves path= copies as before.
+fast = m._fast_bulk
+m._fast_bulk = (lambda *a: None if len(a) == 10 else fast[0](*a),
+                fast[1], fast[2])
+data = pattern(100, seed=9)
+mem.poison(POISON)
+CHECK(m.write(data, 0, path="dma") == 100 and
+      mem.get(BASE, 100) == data and len(slow) == 1,
+      "an older helper: path= through ctypes (%r)" % slow)
+m._fast_bulk = fast
+del slow[:]
 
 # Unusual: the ctypes path, and its exception.
 raises(BufferError, m.readinto, b"12345678")
