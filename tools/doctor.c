@@ -125,7 +125,7 @@ static void default_check(struct checks *cs, const struct backend_probe *bp,
 			  const struct default_open *def, bool gpu,
 			  const char **chosen)
 {
-	const char *usable = NULL;
+	const char *usable = NULL, *partial;
 	int i;
 
 	for (i = 0; i < NR_BACKENDS && !usable; i++)
@@ -144,12 +144,13 @@ static void default_check(struct checks *cs, const struct backend_probe *bp,
 		return;
 	}
 	*chosen = NULL;
-	if (gdrmap_open_backend(bp, def)) {
+	partial = gdrmap_open_backend(bp, def);
+	if (partial) {
 		/* GDRCopy's rule, on purpose (backend_select.c). */
 		check_add(cs, "backend", V_OK,
 			  "for every kind of memory mapped, load gdrdrv",
 			  "gdr_open (the GDRCopy API: UCX, MPI, NCCL) steps aside here, as GDRCopy's library would: the one usable backend, %s, cannot map cudaMalloc memory.  gdrmap's command and Python package use it (gdrmap_open); GDRMAP_BACKEND=any gives it to programs that pin only memory they allocate with cuMemCreate (NCCL)",
-			  gdrmap_open_backend(bp, def));
+			  partial);
 		return;
 	}
 	if (def->env[0]) {

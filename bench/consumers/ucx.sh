@@ -173,6 +173,13 @@ pair() {
 	wait $server || rc=1
 }
 
+# csv_row PREFIX: PREFIX and the typical and average latency and the
+# average bandwidth of the client's last line ($line: iters, typical,
+# avg, overall, bw avg, bw overall, ...), as perftest*.csv hold them.
+csv_row() {
+	echo "$line" | awk -F, -v p="$1" '{ printf "%s,%s,%s,%s\n", p, $2, $3, $6 }'
+}
+
 # What a user gets: gdr_copy in UCX_TLS, gdr_open left to its default.
 # Where gdr_open steps aside UCX must run as without gdr_copy: every run
 # passes, at those figures (perftest-default.csv).
@@ -191,8 +198,7 @@ if want ucx; then
 					tail -3 "$out/ucx-last-client.err" >>"$out/ucx-failures.txt"
 					continue
 				fi
-				echo "$line" | awk -F, -v p="tag_lat,${mem/,/-},$size,$alloc,default,1" \
-					'{ printf "%s,%s,%s,%s\n", p, $2, $3, $6 }' >>"$dcsv"
+				csv_row "tag_lat,${mem/,/-},$size,$alloc,default,1" >>"$dcsv"
 			done
 		done
 	done
@@ -259,9 +265,7 @@ if want ucx; then
 								bad=$((bad + 1))
 								continue
 							fi
-							# iters,typical,avg,overall,bw avg,bw overall,...
-							echo "$line" | awk -F, -v p="$t,${mem/,/-},$size,$alloc,$gdr,$run" \
-								'{ printf "%s,%s,%s,%s\n", p, $2, $3, $6 }' >>"$csv"
+							csv_row "$t,${mem/,/-},$size,$alloc,$gdr,$run" >>"$csv"
 						done
 					done
 				done

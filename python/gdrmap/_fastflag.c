@@ -434,6 +434,16 @@ typedef int (*copy_fn)(mh_t handle, void *dst, const void *src, size_t n);
 typedef int (*via_fn)(mh_t handle, void *dst, const void *src, size_t n,
 		      int path);
 
+/* One copy by fn, or by via with path where via is set. */
+static int copy(copy_fn fn, via_fn via, int path, mh_t mh, int to,
+		void *map, void *buf, size_t n)
+{
+	if (via)
+		return to ? via(mh, map, buf, n, path) :
+			    via(mh, buf, map, n, path);
+	return to ? fn(mh, map, buf, n) : fn(mh, buf, map, n);
+}
+
 /* Run it without the GIL: the caller keeps the Mapping open, asks again. */
 #define NEEDS_RELEASE (-1000)
 
@@ -448,16 +458,6 @@ typedef int (*via_fn)(mh_t handle, void *dst, const void *src, size_t n,
  * empty), which the caller's ctypes path raises for.  Over held_max bytes
  * the GIL is released, if release: else NEEDS_RELEASE.
  */
-/* One copy by fn, or by via with path where via is set. */
-static int copy(copy_fn fn, via_fn via, int path, mh_t mh, int to,
-		void *map, void *buf, size_t n)
-{
-	if (via)
-		return to ? via(mh, map, buf, n, path) :
-			    via(mh, buf, map, n, path);
-	return to ? fn(mh, map, buf, n) : fn(mh, buf, map, n);
-}
-
 static PyObject *raw_bulk(PyObject *module, PyObject *const *args,
 			  Py_ssize_t nargs)
 {
