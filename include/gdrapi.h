@@ -144,7 +144,8 @@ typedef enum gdr_attr {
 typedef enum gdrmap_backend {
 	GDRMAP_BACKEND_GDRDRV = 1,	/* the gdrdrv kernel module */
 	GDRMAP_BACKEND_DMABUF = 2,	/* CUDA dma-buf + mmap, no module */
-	GDRMAP_BACKEND_VULKAN = 3	/* CUDA VMM + Vulkan import, no module */
+	GDRMAP_BACKEND_VULKAN = 3,	/* CUDA VMM + Vulkan import, no module */
+	GDRMAP_BACKEND_RM = 4		/* nvidia.ko's RM interface, no module */
 } gdrmap_backend_t;
 
 /*

@@ -113,6 +113,7 @@ void gdr_backend_complete(struct gdr_backend *dst,
 /* The backends, in the order gdr_open tries them. */
 extern const struct gdr_backend gdr_backend_gdrdrv;
 extern const struct gdr_backend gdr_backend_dmabuf;
+extern const struct gdr_backend gdr_backend_rm;
 extern const struct gdr_backend gdr_backend_vulkan;
 
 #endif /* GDRMAP_BACKEND_H */

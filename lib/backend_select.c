@@ -3,8 +3,10 @@
  * gdr_open and gdrmap_open: the one place where a backend is chosen.
  *
  * Order: gdrdrv (the kernel module) when /dev/gdrdrv can be used, then the
- * module-free backends, dmabuf and vulkan.  GDRMAP_BACKEND=<name> forces
- * one; GDRCopy's GDRCOPY_USE_DMABUF_MMAP=1 forces dmabuf.
+ * module-free backends: dmabuf (where the driver maps dma-bufs), rm
+ * (nvidia.ko's own RM interface, any CUDA memory) and vulkan.
+ * GDRMAP_BACKEND=<name> forces one; GDRCopy's GDRCOPY_USE_DMABUF_MMAP=1
+ * forces dmabuf.
  *
  * gdr_open keeps GDRCopy's rule: it succeeds only with a backend that maps
  * every kind of CUDA memory, so it leaves out a partial one (vulkan: no
@@ -28,10 +30,10 @@
 static const struct gdr_backend *const backends[] = {
 	&gdr_backend_gdrdrv,
 	&gdr_backend_dmabuf,
+	&gdr_backend_rm,
 	&gdr_backend_vulkan,
 };
 #define NR_BACKENDS (sizeof(backends) / sizeof(backends[0]))
-_Static_assert(NR_BACKENDS == 3, "gdr_open's message names three backends");
 
 /*
  * The backend the environment forces, or NULL; *any set where it asks for
@@ -51,7 +53,7 @@ static const struct gdr_backend *forced_backend(int *bad, int *any)
 		for (i = 0; i < NR_BACKENDS; i++)
 			if (!strcmp(name, backends[i]->name))
 				return backends[i];
-		gdr_err("GDRMAP_BACKEND=%s is not a backend: use gdrdrv, dmabuf, vulkan or any, or unset it",
+		gdr_err("GDRMAP_BACKEND=%s is not a backend: use gdrdrv, dmabuf, rm, vulkan or any, or unset it",
 			name);
 		*bad = 1;
 		return NULL;
@@ -100,9 +102,17 @@ static gdr_t open_first(int take_partial)
 		}
 	}
 	/* One message, so that gdrmap_last_error() holds all of it. */
-	gdr_err("no backend is usable here:\n  %s: %s\n  %s: %s\n  %s: %s",
-		backends[0]->name, why[0], backends[1]->name, why[1],
-		backends[2]->name, why[2]);
+	{
+		char all[NR_BACKENDS * (GDR_WHY_LEN + 16)];
+		size_t used = 0;
+
+		all[0] = '\0';
+		for (i = 0; i < NR_BACKENDS; i++)
+			used += (size_t)snprintf(all + used, sizeof(all) - used,
+						 "\n  %s: %s", backends[i]->name,
+						 why[i]);
+		gdr_err("no backend is usable here:%s", all);
+	}
 	/* The first backend's reason is the one most worth acting on. */
 	errno = first_err;
 	return NULL;

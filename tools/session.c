@@ -10,7 +10,7 @@
 #include "stats.h"
 
 const char *const backend_names[] = { "unknown", "gdrdrv", "dmabuf",
-				      "vulkan" };
+				      "vulkan", "rm" };
 
 int fail(const struct opts *o, int code, const char *fmt, ...)
 {
@@ -61,7 +61,7 @@ int session_open(struct session *s, const struct opts *o)
 			    strerror(errno ? errno : ENODEV),
 			    gdrmap_last_error ? gdrmap_last_error() :
 			    "no gdrmap backend is usable here");
-	if (gdr_get_attribute(s->g, GDRMAP_ATTR_BACKEND, &b) || b < 1 || b > 3)
+	if (gdr_get_attribute(s->g, GDRMAP_ATTR_BACKEND, &b) || b < 1 || b > 4)
 		b = 0;
 	s->backend = backend_names[b];
 	/* Only now: threads CUDA and the backends start inherit the

@@ -246,14 +246,14 @@ static inline long first_diff(const void *a, const void *b, size_t n)
 static inline gdr_t gpu_gdr_open(void)
 {
 	static const char *const names[] = { "?", "gdrdrv", "dmabuf",
-					     "vulkan" };
+					     "vulkan", "rm" };
 	gdr_t g = gdrmap_open();
 	int b = 0;
 
 	CHECK(g != NULL, "gdrmap_open on a GPU machine: %s",
 	      gdrmap_last_error());
 	if (g && !gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &b))
-		fprintf(stderr, "backend: %s\n", b > 0 && b < 4 ? names[b] : "?");
+		fprintf(stderr, "backend: %s\n", b > 0 && b < 5 ? names[b] : "?");
 	return g;
 }
 

@@ -12,6 +12,14 @@ $(O)/tests/gpu/%: tests/gpu/%.c tests/gpu/gpu.h tests/gpu/kernels.h \
 		$(O)/common/cuda_load.o -L$(O)/lib -lgdrapi \
 		-Wl,-rpath,$(abspath $(O))/lib -ldl -lpthread
 
+# This one loads the library itself, RTLD_LOCAL, as UCX and NCCL do.
+$(O)/tests/gpu/test_gpu_rm_threads: tests/gpu/test_gpu_rm_threads.c \
+		tests/gpu/gpu.h $(O)/common/cuda_load.o lib
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/common -o $@ $< \
+		$(O)/common/cuda_load.o -Wl,-rpath,$(abspath $(O))/lib -ldl \
+		-lpthread
+
 .PHONY: gpu-tests check-gpu
 gpu-tests: $(GPU_BINS)
 

@@ -85,5 +85,8 @@ static void one_case(const struct gpu_case *c)
 
 int main(void)
 {
+	/* The vulkan backend's cases: an environment that names a backend
+	 * is kept. */
+	setenv("GDRMAP_BACKEND", "vulkan", 0);
 	return gpu_run(one_case);
 }

@@ -1,0 +1,782 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The rm backend: any CUDA memory mapped for the CPU through nvidia.ko's
+ * own resource manager (RM), from user space, with no kernel module but
+ * NVIDIA's.
+ *
+ * A pin learns which RM memory objects lie behind its window (libcuda's
+ * dma-buf export names them, rm_capture.c), duplicates each into the
+ * library's own RM client (rm_client.c) and keeps the duplicates; a map
+ * asks RM for a CPU mapping of each stretch, side by side in one
+ * reserved range of the process's address space, so that a window over
+ * several objects is one contiguous mapping (cudaMalloc suballocates
+ * small buffers from larger objects, and UCX pins 64 KiB windows around
+ * them).  The duplicate holds the memory: freed by CUDA while pinned, it
+ * stays valid behind the mapping until the unpin, as with gdrdrv's
+ * persistent mode; gdr_get_callback_flag says it was freed (buffer_id.c).
+ *
+ * The window's pages CUDA knows are exported allocation by allocation;
+ * the pages between allocations (free space of an object CUDA
+ * suballocates) are mapped from the object around them, whose size RM
+ * gives, as nvidia_p2p_get_pages would pin them for gdrdrv.  A window
+ * page no object covers narrows the window at its ends; inside the range
+ * the caller asked for, the pin is refused (GDR_PIN_UNMAPPABLE).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cuda_api.h"
+#include "internal.h"
+#include "log.h"
+#include "rm_abi.h"
+#include "rm_client.h"
+#include "rm_os.h"
+
+#define WHY_LEN 512
+/* cudaMalloc's smallest alignment: where a sub-page allocation can start. */
+#define ALLOC_ALIGN 256
+/* Pages of the asked-for range looked at to find the owning device. */
+#define OWNER_SCAN_PAGES 64
+/* The probe allocation made once per device. */
+#define PROBE_SIZE (64UL << 10)
+
+/* One RM object behind a pin: libcuda's handle, our duplicate, where its
+ * byte 0 sits in the GPU's address space, and how big RM made it. */
+struct rm_obj {
+	uint32_t src;
+	uint32_t dup;
+	uint64_t va_base;
+	uint64_t size;
+};
+
+/* One stretch of the window: [va, +len) in object obj. */
+struct rm_seg {
+	uint64_t va;
+	uint64_t len;
+	uint32_t obj;
+};
+
+struct rm_pin {
+	struct rm_gpu *gpu;
+	uint32_t client;		/* libcuda's */
+	uint32_t nobj, nseg;
+	struct rm_obj obj[8];		/* the first few, inline */
+	struct rm_obj *objs;		/* obj, or malloc'ed when more */
+	uint32_t obj_room;
+	struct rm_seg *seg;
+	uint32_t seg_room;
+	/* While mapped: the reservation, and the RM cookie of each of the
+	 * first nmapped stretches. */
+	char *cpu;
+	size_t cpu_len;
+	uint32_t nmapped;
+	uint64_t *cookie;
+};
+
+static const struct gdr_cuda *cu;
+static size_t host_page;
+
+/* What the once-per-device probe found. */
+static struct dev_probe {
+	int done;
+	int err;
+	char why[WHY_LEN];
+} *probes;
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t page_down(uint64_t v)
+{
+	return v & ~(uint64_t)(host_page - 1);
+}
+
+static uint64_t page_up(uint64_t v)
+{
+	return (v + host_page - 1) & ~(uint64_t)(host_page - 1);
+}
+
+static void pin_free(struct rm_pin *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nobj; i++)
+		if (p->objs[i].dup)
+			gdr_rm_free(p->gpu, p->objs[i].dup);
+	if (p->objs != p->obj)
+		free(p->objs);
+	free(p->seg);
+	free(p->cookie);
+	free(p);
+}
+
+/* The object (src at va_base), added if new; its index or -1. */
+static int pin_obj(struct rm_pin *p, uint32_t src, uint64_t va_base)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nobj; i++)
+		if (p->objs[i].src == src && p->objs[i].va_base == va_base)
+			return (int)i;
+	if (p->nobj == p->obj_room) {
+		uint32_t room = p->obj_room * 2;
+		struct rm_obj *o = malloc(room * sizeof(*o));
+
+		if (!o)
+			return -1;
+		memcpy(o, p->objs, p->nobj * sizeof(*o));
+		if (p->objs != p->obj)
+			free(p->objs);
+		p->objs = o;
+		p->obj_room = room;
+	}
+	p->objs[p->nobj].src = src;
+	p->objs[p->nobj].dup = 0;
+	p->objs[p->nobj].va_base = va_base;
+	p->objs[p->nobj].size = 0;
+	return (int)p->nobj++;
+}
+
+static int pin_seg(struct rm_pin *p, uint64_t va, uint64_t len, int obj)
+{
+	if (p->nseg == p->seg_room) {
+		uint32_t room = p->seg_room ? p->seg_room * 2 : 8;
+		struct rm_seg *s = realloc(p->seg, room * sizeof(*s));
+
+		if (!s)
+			return ENOMEM;
+		p->seg = s;
+		p->seg_room = room;
+	}
+	p->seg[p->nseg].va = va;
+	p->seg[p->nseg].len = len;
+	p->seg[p->nseg].obj = (uint32_t)obj;
+	p->nseg++;
+	return 0;
+}
+
+/* The page of the window holding va: which stretch covers it, or -1. */
+static int seg_at(const struct rm_pin *p, uint64_t va)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nseg; i++)
+		if (va >= p->seg[i].va && va < p->seg[i].va + p->seg[i].len)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Export [a, e) in scope s and record its stretches and objects.
+ * 0, GDR_PIN_UNMAPPABLE (CUDA does not export it; why says so) or an
+ * errno with why.
+ */
+static int export_range(struct rm_pin *p, const struct gdr_cuda_scope *s,
+			uint64_t a, uint64_t e, char *why, size_t why_len)
+{
+	struct rm_export ex = { 0 };
+	uint64_t va = a;
+	uint32_t i;
+	int err, o;
+
+	err = gdr_rm_os()->export(s, a, e - a, &ex, why, why_len);
+	if (err)
+		goto out;
+	if (p->nobj && ex.client != p->client) {
+		snprintf(why, why_len, "two exports of one window came from different RM clients (0x%x, 0x%x): memory of two CUDA contexts in one window",
+			 p->client, ex.client);
+		err = GDR_PIN_UNMAPPABLE;
+		goto out;
+	}
+	p->client = ex.client;
+	for (i = 0; i < ex.count; i++) {
+		o = pin_obj(p, ex.obj[i].handle, va - ex.obj[i].offset);
+		if (o < 0 || pin_seg(p, va, ex.obj[i].size, o)) {
+			snprintf(why, why_len, "out of memory");
+			err = ENOMEM;
+			goto out;
+		}
+		va += ex.obj[i].size;
+	}
+out:
+	rm_export_free(&ex);
+	return err;
+}
+
+/* The allocation CUDA knows at or after va inside its page, if any:
+ * sub-page allocations need not start on a page. */
+static int alloc_in_page(const struct gdr_cuda_scope *s, uint64_t page,
+			 CUdeviceptr *base, size_t *size)
+{
+	uint64_t q;
+
+	for (q = page; q < page + host_page; q += ALLOC_ALIGN)
+		if (s->call->MemGetAddressRange(base, size, q) ==
+		    CUDA_SUCCESS)
+			return 1;
+	return 0;
+}
+
+/* Export every allocation CUDA knows in [w, e), page by page. */
+static int export_window(struct rm_pin *p, const struct gdr_cuda_scope *s,
+			 uint64_t w, uint64_t e, char *why, size_t why_len)
+{
+	CUdeviceptr base;
+	size_t size;
+	uint64_t pg = w, end;
+	int err;
+
+	while (pg < e) {
+		if (seg_at(p, pg) >= 0) {
+			pg += host_page;
+			continue;
+		}
+		if (!alloc_in_page(s, pg, &base, &size)) {
+			pg += host_page;
+			continue;
+		}
+		end = page_up(base + size);
+		end = end < e ? end : e;
+		err = export_range(p, s, pg, end, why, why_len);
+		if (err == GDR_PIN_UNMAPPABLE) {
+			/* Another page may still name the object. */
+			gdr_dbg("%s", why);
+			pg += host_page;
+			continue;
+		}
+		if (err)
+			return err;
+		pg = end;
+	}
+	return 0;
+}
+
+/* Duplicate each object and learn its size. */
+static int dup_objects(struct rm_pin *p, char *why, size_t why_len)
+{
+	uint32_t i, j;
+	int err;
+
+	for (i = 0; i < p->nobj; i++) {
+		struct rm_obj *o = &p->objs[i];
+
+		err = gdr_rm_dup(p->gpu, p->client, o->src, &o->dup, why,
+				 why_len);
+		if (err)
+			return err;
+		if (gdr_rm_object_size(o->dup, &o->size) || !o->size) {
+			/* At least what the exports covered. */
+			for (j = 0; j < p->nseg; j++)
+				if (p->seg[j].obj == i &&
+				    p->seg[j].va + p->seg[j].len - o->va_base >
+				    o->size)
+					o->size = p->seg[j].va +
+						  p->seg[j].len - o->va_base;
+		}
+	}
+	return 0;
+}
+
+/* Cover page pg from an object around it; whether one did. */
+static int fill_page(struct rm_pin *p, uint64_t pg)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nobj; i++)
+		if (pg >= p->objs[i].va_base &&
+		    pg + host_page <= p->objs[i].va_base + p->objs[i].size)
+			return !pin_seg(p, pg, host_page, (int)i);
+	return 0;
+}
+
+/* Stretches are page-granular and never cross an uncovered page, so
+ * each lies wholly inside or outside [lo, hi). */
+static void drop_segs_outside(struct rm_pin *p, uint64_t lo, uint64_t hi)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < p->nseg; i++)
+		if (p->seg[i].va >= lo && p->seg[i].va < hi)
+			p->seg[n++] = p->seg[i];
+	p->nseg = n;
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct rm_seg *x = a, *y = b;
+
+	return x->va < y->va ? -1 : x->va > y->va;
+}
+
+/* Sort the stretches and join neighbours of one object. */
+static void merge_segs(struct rm_pin *p)
+{
+	uint32_t i, n = 0;
+
+	qsort(p->seg, p->nseg, sizeof(*p->seg), cmp_seg);
+	for (i = 0; i < p->nseg; i++) {
+		struct rm_seg *last = n ? &p->seg[n - 1] : NULL;
+
+		if (last && last->obj == p->seg[i].obj &&
+		    last->va + last->len == p->seg[i].va)
+			last->len += p->seg[i].len;
+		else
+			p->seg[n++] = p->seg[i];
+	}
+	p->nseg = n;
+}
+
+/*
+ * Pin [addr, +size) of device dev (s entered): the window [*win,
+ * +*win_len) may narrow at its ends.  The new pin, or NULL with *err.
+ */
+static struct rm_pin *pin_range(const struct gdr_cuda_scope *s,
+				struct rm_gpu *gpu, uint64_t addr,
+				uint64_t size, uint64_t *win,
+				uint64_t *win_len, int *err)
+{
+	uint64_t w = page_down(*win), e = page_up(*win + *win_len);
+	uint64_t ua = page_down(addr), ue = page_up(addr + size), pg;
+	uint64_t lo = ua, hi = ue;
+	struct rm_pin *p = calloc(1, sizeof(*p));
+	char why[WHY_LEN];
+
+	if (!p) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	p->gpu = gpu;
+	p->objs = p->obj;
+	p->obj_room = sizeof(p->obj) / sizeof(p->obj[0]);
+	*err = export_window(p, s, w, e, why, sizeof(why));
+	if (!*err && !p->nobj) {
+		snprintf(why, sizeof(why), "CUDA exports no memory in [0x%llx, +%llu)",
+			 (unsigned long long)w, (unsigned long long)(e - w));
+		*err = GDR_PIN_UNMAPPABLE;
+	}
+	if (!*err)
+		*err = dup_objects(p, why, sizeof(why));
+	for (pg = w; !*err && pg < e; pg += host_page)
+		if (seg_at(p, pg) < 0 && !fill_page(p, pg) &&
+		    pg >= ua && pg < ue) {
+			snprintf(why, sizeof(why), "the page at 0x%llx of [0x%llx, +%llu) is in no memory object CUDA exports",
+				 (unsigned long long)pg,
+				 (unsigned long long)addr,
+				 (unsigned long long)size);
+			*err = GDR_PIN_UNMAPPABLE;
+		}
+	if (*err) {
+		if (*err == GDR_PIN_UNMAPPABLE)
+			*err = gdr_pin_unmappable("%s", why);
+		else
+			gdr_err("%s", why);
+		pin_free(p);
+		return NULL;
+	}
+	/* The widest run of covered pages around the asked-for range; what
+	 * lies beyond a gap is not part of the window. */
+	while (lo > w && seg_at(p, lo - host_page) >= 0)
+		lo -= host_page;
+	while (hi < e && seg_at(p, hi) >= 0)
+		hi += host_page;
+	drop_segs_outside(p, lo, hi);
+	merge_segs(p);
+	*win = lo;
+	*win_len = hi - lo;
+	return p;
+}
+
+/* The device owning some byte of [addr, +size), or -1; *what says what
+ * else was found there. */
+static int owner_of(uint64_t addr, uint64_t size, struct gdr_cuda_ptr *what)
+{
+	uint64_t pg = page_down(addr), end = addr + size;
+	int n;
+
+	gdr_cuda_pointer(addr, what);
+	for (n = 0; what->dev < 0 && !what->managed && what->type == 0 &&
+	     n < OWNER_SCAN_PAGES && (pg += host_page) < end; n++)
+		gdr_cuda_pointer(pg, what);
+	return what->dev;
+}
+
+static int gpu_of_device(int dev, struct rm_gpu **gpu, char *why,
+			 size_t why_len)
+{
+	int domain = 0, bus = 0, slot = 0;
+
+	cu->DeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev);
+	cu->DeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev);
+	cu->DeviceGetAttribute(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev);
+	return gdr_rm_gpu((uint32_t)domain, (uint32_t)bus, (uint32_t)slot, gpu,
+			  why, why_len);
+}
+
+static int coherent(int dev)
+{
+	int v = 0;
+
+	cu->DeviceGetAttribute(&v,
+		CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES,
+		dev);
+	return v;
+}
+
+/* Map the first len bytes of window [win, ...) of p at one address. */
+static int map_pin(struct rm_pin *p, uint64_t win, size_t len, void **va,
+		   char *why, size_t why_len)
+{
+	const struct gdr_rm_os *os = gdr_rm_os();
+	uint32_t i;
+	int err = 0;
+	char *cpu;
+
+	p->cookie = calloc(p->nseg ? p->nseg : 1, sizeof(*p->cookie));
+	if (!p->cookie) {
+		snprintf(why, why_len, "out of memory");
+		return ENOMEM;
+	}
+	/* One range, then each stretch over its part of it. */
+	cpu = os->mmap(NULL, len, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (cpu == MAP_FAILED) {
+		err = errno;
+		snprintf(why, why_len, "reserving %zu bytes of address space failed: %s",
+			 len, strerror(err));
+		goto free;
+	}
+	for (i = 0; i < p->nseg && !err; i++) {
+		const struct rm_seg *sg = &p->seg[i];
+		const struct rm_obj *o = &p->objs[sg->obj];
+		uint64_t off = sg->va - win, l = sg->len;
+
+		if (off >= len)
+			break;
+		if (l > len - off)
+			l = len - off;
+		err = gdr_rm_map(p->gpu, o->dup, sg->va - o->va_base, l,
+				 cpu + off, &p->cookie[i], why, why_len);
+		if (!err)
+			p->nmapped = i + 1;
+	}
+	if (err) {
+		os->munmap(cpu, len);
+		for (i = 0; i < p->nmapped; i++)
+			gdr_rm_unmap(p->gpu, p->objs[p->seg[i].obj].dup,
+				     p->cookie[i]);
+		goto free;
+	}
+	p->cpu = cpu;
+	p->cpu_len = len;
+	*va = cpu;
+	return 0;
+free:
+	p->nmapped = 0;
+	free(p->cookie);
+	p->cookie = NULL;
+	return err;
+}
+
+static void unmap_pin(struct rm_pin *p)
+{
+	uint32_t i;
+
+	/* The CPU's mapping first: RM's record of it goes after. */
+	gdr_rm_os()->munmap(p->cpu, p->cpu_len);
+	for (i = 0; i < p->nmapped; i++)
+		gdr_rm_unmap(p->gpu, p->objs[p->seg[i].obj].dup, p->cookie[i]);
+	p->nmapped = 0;
+	free(p->cookie);
+	p->cookie = NULL;
+	p->cpu = NULL;
+	p->cpu_len = 0;
+}
+
+/*
+ * The whole chain once on dev, on memory of its own: pin, map, write
+ * through the mapping and read by DMA, and the other way round.  A
+ * driver that lets each step pass but maps the wrong memory is caught.
+ */
+static int try_device(int dev, struct dev_probe *pr)
+{
+	struct gdr_cuda_scope s;
+	struct rm_gpu *gpu;
+	struct rm_pin *p;
+	CUdeviceptr ptr = 0;
+	uint64_t win, win_len = PROBE_SIZE, want = 0x5eedf00d0badcafeULL, got;
+	volatile uint64_t *m;
+	CUresult res;
+	void *va;
+	char msg[160];
+	int err;
+
+	err = gpu_of_device(dev, &gpu, pr->why, sizeof(pr->why));
+	if (err)
+		return err;
+	res = gdr_cuda_enter(dev, &s);
+	if (res != CUDA_SUCCESS) {
+		gdr_cuda_scope_error(&s, res, pr->why, sizeof(pr->why));
+		return ENODEV;
+	}
+	res = s.call->MemAlloc(&ptr, PROBE_SIZE);
+	if (res != CUDA_SUCCESS) {
+		snprintf(pr->why, sizeof(pr->why), "cuMemAlloc on device %d failed: %s",
+			 dev, gdr_cuda_error(cu, res, msg, sizeof(msg)));
+		err = ENOMEM;
+		goto leave;
+	}
+	win = ptr;
+	p = pin_range(&s, gpu, ptr, PROBE_SIZE, &win, &win_len, &err);
+	if (!p) {
+		snprintf(pr->why, sizeof(pr->why), "%s", gdrmap_last_error());
+		err = err == GDR_PIN_UNMAPPABLE ? ENOTSUP : err;
+		goto free;
+	}
+	err = map_pin(p, win, host_page, &va, pr->why, sizeof(pr->why));
+	if (err)
+		goto unpin;
+	m = (volatile uint64_t *)((char *)va + (ptr - win));
+	res = s.call->MemcpyHtoDAsync(ptr, &want, sizeof(want), NULL);
+	if (res == CUDA_SUCCESS)
+		res = s.call->StreamSynchronize(NULL);
+	got = *m;
+	if (res == CUDA_SUCCESS && got == want) {
+		*m = ~want;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		(void)*m;	/* a read flushes the write-combined store */
+		res = s.call->MemcpyDtoHAsync(&got, ptr, sizeof(got), NULL);
+		if (res == CUDA_SUCCESS)
+			res = s.call->StreamSynchronize(NULL);
+	}
+	if (res != CUDA_SUCCESS) {
+		snprintf(pr->why, sizeof(pr->why), "a copy to check the mapping failed: %s",
+			 gdr_cuda_error(cu, res, msg, sizeof(msg)));
+		err = EIO;
+	} else if (got != ~want) {
+		snprintf(pr->why, sizeof(pr->why), "RM mapped device %d's memory for the CPU, but the mapping does not show what the GPU holds (read 0x%llx): this driver maps some other way; load gdrdrv",
+			 dev, (unsigned long long)got);
+		err = EIO;
+	}
+	unmap_pin(p);
+unpin:
+	pin_free(p);
+free:
+	s.call->MemFree(ptr);
+leave:
+	gdr_cuda_leave(&s);
+	return err;
+}
+
+static int probe_device(int dev, char *why, size_t why_len)
+{
+	struct dev_probe *pr;
+	int err;
+
+	if (dev < 0 || dev >= cu->device_count) {
+		snprintf(why, why_len, "there is no CUDA device %d", dev);
+		return ENODEV;
+	}
+	pthread_mutex_lock(&probe_lock);
+	pr = &probes[dev];
+	if (!pr->done) {
+		pr->err = try_device(dev, pr);
+		pr->done = 1;
+	}
+	err = pr->err;
+	if (err)
+		snprintf(why, why_len, "%s", pr->why);
+	pthread_mutex_unlock(&probe_lock);
+	return err;
+}
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_why[256];
+
+static void load(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	host_page = pg > 0 ? (size_t)pg : 4096;
+	cu = gdr_cuda_get(load_why, sizeof(load_why));
+	if (cu)
+		probes = calloc(cu->device_count ? (size_t)cu->device_count : 1,
+				sizeof(*probes));
+	if (cu && !probes) {
+		snprintf(load_why, sizeof(load_why), "out of memory");
+		cu = NULL;
+	}
+}
+
+static int rm_open(struct gdr *g, char *why, size_t why_len)
+{
+	int dev, err;
+
+	(void)g;
+	pthread_once(&load_once, load);
+	if (!cu) {
+		snprintf(why, why_len, "%s", load_why);
+		return ENODEV;
+	}
+	if (!cu->device_count) {
+		snprintf(why, why_len, "CUDA sees no device");
+		return ENODEV;
+	}
+	err = gdr_rm_client(why, why_len);
+	if (err)
+		return err;
+	err = gdr_rm_os()->export_ready(why, why_len);
+	if (err)
+		return err;
+	/* The calling thread's device, else the first. */
+	if (gdr_cuda_current_device(&dev) != CUDA_SUCCESS)
+		dev = 0;
+	return probe_device(dev, why, why_len);
+}
+
+static int rm_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
+		  uint32_t va_space)
+{
+	struct gdr_cuda_ptr what;
+	struct gdr_cuda_scope s;
+	struct rm_gpu *gpu;
+	struct rm_pin *p;
+	uint64_t win = r->pin_addr, win_len = r->pin_size;
+	char why[WHY_LEN];
+	CUresult res;
+	int dev, err;
+
+	(void)g, (void)p2p_token, (void)va_space;
+	dev = owner_of(r->addr, r->size, &what);
+	if (what.managed) {
+		gdr_err("0x%llx is managed memory (cuMemAllocManaged), which cannot be mapped for the CPU this way: pin memory from cuMemAlloc or cuMemCreate",
+			(unsigned long long)r->addr);
+		return EINVAL;
+	}
+	if (dev < 0)
+		return gdr_pin_unmappable("CUDA knows no device memory in [0x%llx, +%llu)",
+					  (unsigned long long)r->addr,
+					  (unsigned long long)r->size);
+	if (r->pin_flags & GDR_PIN_FLAG_FORCE_PCIE) {
+		/* RM chooses the path of a CPU mapping itself: it cannot be
+		 * asked for BAR1 where a coherent link exists, and NVIDIA's
+		 * driver refuses the flag where none does. */
+		gdr_err("GDR_PIN_FLAG_FORCE_PCIE: the rm backend maps as the driver chooses, %s; pin without the flag%s",
+			coherent(dev) ? "over the coherent link here" :
+			"and PCIe is the only path on this machine (NVIDIA's driver refuses the flag here too)",
+			coherent(dev) ? ", or load gdrdrv" : "");
+		return EOPNOTSUPP;
+	}
+	err = probe_device(dev, why, sizeof(why));
+	if (!err)
+		err = gpu_of_device(dev, &gpu, why, sizeof(why));
+	if (err) {
+		gdr_err("the rm backend cannot map memory of CUDA device %d: %s",
+			dev, why);
+		return err;
+	}
+	res = gdr_cuda_enter(dev, &s);
+	if (res != CUDA_SUCCESS) {
+		gdr_err("%s", gdr_cuda_scope_error(&s, res, why, sizeof(why)));
+		return ENODEV;
+	}
+	p = pin_range(&s, gpu, r->addr, r->size, &win, &win_len, &err);
+	gdr_cuda_leave(&s);
+	if (!p)
+		return err;
+	r->pin_addr = win;
+	r->pin_size = win_len;
+	r->bpriv = p;
+	r->bhandle = (uint64_t)dev;
+	gdr_buffer_id_record(r);
+	return 0;
+}
+
+static int rm_unpin(struct gdr *g, struct gdr_region *r)
+{
+	(void)g;
+	pin_free(r->bpriv);
+	r->bpriv = NULL;
+	return 0;
+}
+
+static int rm_get_info(struct gdr *g, struct gdr_region *r,
+		       struct gdr_pin_info *info)
+{
+	info->va = r->pin_addr;
+	info->mapped_size = r->pin_size;
+	info->page_size = (uint32_t)g->host_page_size;
+	info->mapping_type = r->map_type;
+	return 0;
+}
+
+static int rm_map(struct gdr *g, struct gdr_region *r, size_t len,
+		  gdr_mapping_type_t want, void **va, gdr_mapping_type_t *got)
+{
+	gdr_mapping_type_t type = coherent((int)r->bhandle) ?
+				  GDR_MAPPING_TYPE_CACHING :
+				  GDR_MAPPING_TYPE_WC;
+	char why[WHY_LEN];
+	int err;
+
+	(void)g;
+	if (want != GDR_MAPPING_TYPE_NONE && want != type) {
+		gdr_err("the rm backend maps this memory %s only, as the driver chooses: map with GDR_MAP_FLAG_DEFAULT",
+			type == GDR_MAPPING_TYPE_WC ? "write-combined" :
+			"cached");
+		return EOPNOTSUPP;
+	}
+	err = map_pin(r->bpriv, r->pin_addr, len, va, why, sizeof(why));
+	if (err) {
+		gdr_err("%s", why);
+		return err;
+	}
+	*got = type;
+	return 0;
+}
+
+static int rm_unmap(struct gdr *g, struct gdr_region *r, void *va,
+		    size_t len)
+{
+	(void)g, (void)va, (void)len;
+	unmap_pin(r->bpriv);
+	return 0;
+}
+
+static int rm_driver_version(struct gdr *g, int *major, int *minor)
+{
+	unsigned int a = 0, b = 0;
+	int checked;
+
+	(void)g;
+	if (sscanf(gdr_rm_driver_version(&checked), "%u.%u", &a, &b) != 2)
+		return EOPNOTSUPP;
+	*major = (int)a;
+	*minor = (int)b;
+	return 0;
+}
+
+static int rm_get_attribute(struct gdr *g, gdr_attr_t attr, int *v)
+{
+	(void)g;
+	/* Pins keep their memory alive; GDR_PIN_FLAG_FORCE_PCIE is refused
+	 * (rm_pin). */
+	*v = attr == GDR_ATTR_USE_PERSISTENT_MAPPING;
+	return 0;
+}
+
+const struct gdr_backend gdr_backend_rm = {
+	.name = "rm",
+	.id = GDRMAP_BACKEND_RM,
+	.open = rm_open,
+	.pin = rm_pin,
+	.unpin = rm_unpin,
+	.get_callback_flag = gdr_buffer_id_callback_flag,
+	.get_info = rm_get_info,
+	.map = rm_map,
+	.unmap = rm_unmap,
+	.driver_version = rm_driver_version,
+	.get_attribute = rm_get_attribute,
+};
