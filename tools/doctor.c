@@ -82,7 +82,7 @@ static void gpu_checks(struct checks *cs, const struct gpu *g)
 			  "the BAR size is not readable from sysfs");
 	else if (g->bar < g->info.memory)
 		check_add(cs, name, V_WARN,
-			  "enable Resizable BAR / Above 4G Decoding in the firmware: the vulkan backend needs BAR1 to cover the memory, and every backend maps at most BAR1 at once",
+			  "enable Resizable BAR / Above 4G Decoding in the firmware: the module-free backends map through BAR1, and every backend maps at most BAR1 at once",
 			  "BAR%d is %s, smaller than the %s of memory",
 			  g->bar_index, human(g->bar, a, sizeof(a)),
 			  human(g->info.memory, b, sizeof(b)));
@@ -164,14 +164,14 @@ static void default_check(struct checks *cs, const struct backend_probe *bp,
 				 usable);
 		else
 			snprintf(fix, sizeof(fix),
-				 "unset it, or force gdrdrv, dmabuf or vulkan; no backend is usable here either way (each backend's check says why)");
+				 "unset it, or force gdrdrv, dmabuf, rm or vulkan; no backend is usable here either way (each backend's check says why)");
 		check_add(cs, "backend", gpu || usable || def->err == EINVAL ?
 			  V_FAIL : V_WARN, fix,
 			  "gdr_open fails with %s in the environment: %.*s",
 			  def->env, first_line(def->why), def->why);
 	} else if (gpu) {
 		check_add(cs, "backend", V_FAIL,
-			  "load gdrdrv (on the host, passing /dev/gdrdrv in to a container), or mend what stops the vulkan backend",
+			  "load gdrdrv (on the host, passing /dev/gdrdrv in to a container), or mend what stops the rm backend (its check says)",
 			  "no backend is usable: gdr_open fails on this machine");
 	} else {
 		check_add(cs, "backend", V_WARN,

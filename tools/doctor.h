@@ -91,7 +91,7 @@ struct backend_probe {
 	char legacy_why[320];	/* refused: the library's reason */
 };
 
-#define NR_BACKENDS 3
+#define NR_BACKENDS 4
 
 /* gdr_open as every program here calls it: with the environment as it is. */
 struct default_open {
@@ -147,6 +147,8 @@ void mf_checks(struct checks *cs, const struct mf *m, bool must_work);
 struct pinnable {
 	int vmm_fd_module_free, vmm_fd_here;
 	int cumemalloc_module_free, cumemalloc_here;
+	/* The module-free backend gdrmap_open takes, or NULL. */
+	const char *module_free;
 	/* cuMemAlloc memory under the backend gdr_open picks: its probe. */
 	const struct backend_probe *chosen;
 };

@@ -15,8 +15,26 @@
 #include "session.h"
 #include "stats.h"
 
-static const char *const names[NR_BACKENDS] = { "gdrdrv", "dmabuf",
+/* In the order gdr_open tries them. */
+static const char *const names[NR_BACKENDS] = { "gdrdrv", "dmabuf", "rm",
 						"vulkan" };
+
+/* The name of a GDRMAP_ATTR_BACKEND value, or NULL. */
+static const char *backend_name(int id)
+{
+	switch (id) {
+	case GDRMAP_BACKEND_GDRDRV:
+		return "gdrdrv";
+	case GDRMAP_BACKEND_DMABUF:
+		return "dmabuf";
+	case GDRMAP_BACKEND_RM:
+		return "rm";
+	case GDRMAP_BACKEND_VULKAN:
+		return "vulkan";
+	default:
+		return NULL;
+	}
+}
 
 /*
  * Why gdr_open refused, in the library's words (gdrmap_last_error(); a
@@ -65,14 +83,29 @@ static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu,
 			       dev);
 	if (!attr)
 		snprintf(b->fix, sizeof(b->fix),
-			 "the driver exports no dma-buf for this GPU (NVIDIA's open kernel modules do): use gdrdrv or vulkan");
+			 "the driver exports no dma-buf for this GPU (NVIDIA's open kernel modules do): use gdrdrv or rm");
 	else if (cu->driver_version < 13030)
 		snprintf(b->fix, sizeof(b->fix),
-			 "this driver (CUDA %d.%d) refuses CPU mmap of dma-bufs; GDRCopy 2.6 expects CUDA 13.3 drivers to allow it (none seen yet): use gdrdrv or vulkan",
+			 "this driver (CUDA %d.%d) refuses CPU mmap of dma-bufs; GDRCopy 2.6 expects CUDA 13.3 drivers to allow it (none seen yet): use gdrdrv or rm",
 			 cu->driver_version / 1000, cu->driver_version % 1000 / 10);
 	else
 		snprintf(b->fix, sizeof(b->fix),
 			 "see the reason; GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1 shows every step");
+}
+
+static void advise_rm(struct backend_probe *b, const struct tcu *cu, int dev)
+{
+	int attr = 1;
+
+	if (cu)
+		cu->DeviceGetAttribute(&attr,
+				       CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, dev);
+	if (!attr)
+		snprintf(b->fix, sizeof(b->fix),
+			 "it learns which memory objects back CUDA memory from CUDA's dma-buf export, which this driver does not offer (NVIDIA's open kernel modules do): install the open flavour of the driver, or load gdrdrv");
+	else
+		snprintf(b->fix, sizeof(b->fix),
+			 "the reason says what stops it; else load gdrdrv");
 }
 
 static void advise_vulkan(struct backend_probe *b, const struct tcu *cu,
@@ -310,9 +343,8 @@ static void probe_default(struct default_open *d)
 	g = gdr_open();
 	if (g) {
 		d->ok = true;
-		if (!gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &b) &&
-		    b >= 1 && b <= NR_BACKENDS)
-			d->backend = names[b - 1];
+		if (!gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &b))
+			d->backend = backend_name(b);
 		gdr_close(g);
 		return;
 	}
@@ -371,6 +403,8 @@ void probe_backends(struct backend_probe *bp, struct default_open *def,
 			advise_gdrdrv(b);
 		else if (i == 1)
 			advise_dmabuf(b, cu, ndevs ? devs[0] : 0);
+		else if (i == 2)
+			advise_rm(b, cu, ndevs ? devs[0] : 0);
 		else
 			advise_vulkan(b, cu, ndevs ? devs[0] : 0, vulkan_causes);
 	}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "doctor.h"
+#include "rm_abi.h"
 #include "vulkan_api.h"
 
 void mf_diagnose(struct mf *m, const struct tcu *cu)
@@ -72,16 +73,19 @@ static int tri(bool known, bool v)
 void pinnable(struct pinnable *p, const struct backend_probe *bp,
 	      const struct gpu *gpus, int ng)
 {
-	bool gdrdrv = bp[0].usable, dmabuf = bp[1].usable;
-	bool vulkan = bp[2].usable, fd = false;
+	/* In probe_backends' order: gdrdrv, dmabuf, rm, vulkan. */
+	bool gdrdrv = bp[0].usable, dmabuf = bp[1].usable, rm = bp[2].usable;
+	bool vulkan = bp[3].usable, fd = false;
 	int i;
 
 	for (i = 0; i < ng; i++)
 		fd |= gpus[i].posix_fd;
-	p->vmm_fd_module_free = tri(ng > 0, (vulkan && fd) || dmabuf);
+	p->vmm_fd_module_free = tri(ng > 0, (vulkan && fd) || dmabuf || rm);
 	p->vmm_fd_here = tri(ng > 0, p->vmm_fd_module_free || gdrdrv);
-	p->cumemalloc_module_free = tri(ng > 0, dmabuf);
-	p->cumemalloc_here = tri(ng > 0, dmabuf || gdrdrv);
+	p->cumemalloc_module_free = tri(ng > 0, dmabuf || rm);
+	p->cumemalloc_here = tri(ng > 0, dmabuf || rm || gdrdrv);
+	p->module_free = dmabuf ? "dmabuf" : rm ? "rm" : vulkan ? "vulkan" :
+			 NULL;
 	/* gdr_open's choice: the first that opens. */
 	p->chosen = NULL;
 	for (i = 0; i < NR_BACKENDS && !p->chosen; i++)
@@ -90,20 +94,20 @@ void pinnable(struct pinnable *p, const struct backend_probe *bp,
 }
 
 const char pinnable_frameworks[] =
-	"memory every backend pins: PyTorch with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; NCCL's buffers as they are (cuMem, NCCL_CUMEM_ENABLE=1 by default; where only the vulkan backend serves, NCCL's gdr_open needs GDRMAP_BACKEND=any); your own code with gdrmap_mem_alloc(3)";
+	"gdrdrv and the rm backend map any CUDA memory (PyTorch's, CuPy's, cudaMalloc's); where only the vulkan backend serves, memory it maps: PyTorch with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, NCCL's buffers (cuMem, NCCL_CUMEM_ENABLE=1 by default, with GDRMAP_BACKEND=any), your own code with gdrmap_mem_alloc(3)";
 
 static void vmm_check(struct checks *cs, const struct pinnable *p)
 {
 	if (p->vmm_fd_module_free)
 		check_add(cs, "pin cuMemCreate", V_OK, NULL,
 			  "cuMemCreate memory with the POSIX file descriptor handle type: pinnable without a module (%s backend)",
-			  p->cumemalloc_module_free ? "dmabuf" : "vulkan");
+			  p->module_free);
 	else if (p->vmm_fd_here)
 		check_add(cs, "pin cuMemCreate", V_OK, NULL,
 			  "cuMemCreate memory with the POSIX file descriptor handle type: pinnable through gdrdrv; not without a module here");
 	else
 		check_add(cs, "pin cuMemCreate", V_WARN,
-			  "load gdrdrv, or mend what the vulkan checks name",
+			  "load gdrdrv, or mend what the rm backend's check names",
 			  "cuMemCreate memory with the POSIX file descriptor handle type: not pinnable here");
 }
 
@@ -124,20 +128,24 @@ static void cumemalloc_check(struct checks *cs, const struct pinnable *p)
 			  b->name, b->legacy_why);
 	else if (p->cumemalloc_here)
 		check_add(cs, "pin cuMemAlloc", V_OK, NULL,
-			  "legacy cuMemAlloc memory: pinnable through %s",
+			  "legacy cuMemAlloc memory: pinnable through %s%s",
+			  p->cumemalloc_module_free ? "the " : "gdrdrv",
 			  p->cumemalloc_module_free ?
-			  "the dmabuf backend, without a module" : "gdrdrv");
+			  (strcmp(p->module_free, "dmabuf") ?
+			   "rm backend, without a module" :
+			   "dmabuf backend, without a module") : "");
 	else
 		check_add(cs, "pin cuMemAlloc", V_WARN,
 			  "load gdrdrv (sudo modprobe gdrdrv), or allocate as the frameworks check says",
-			  "legacy cuMemAlloc memory: not pinnable here; only gdrdrv, or a driver that lets the CPU mmap dma-bufs (none seen yet), pins it");
+			  "legacy cuMemAlloc memory: not pinnable here; gdrdrv, the rm backend (its check says what stops it) or a driver that lets the CPU mmap dma-bufs pins it");
 }
 
 void pinnable_checks(struct checks *cs, const struct pinnable *p)
 {
 	if (p->vmm_fd_here < 0) {
 		check_add(cs, "pinnable", V_OK, NULL,
-			  "no GPU: on one, cuMemCreate memory with the POSIX file descriptor handle type is mapped without a module; cuMemAlloc memory is mapped with gdrdrv or a driver that mmaps dma-bufs, and pinned copy-only (gdr_copy_* by DMA) by the vulkan backend, which gdr_open takes only when asked (GDRMAP_BACKEND=any)");
+			  "no GPU: on one, any CUDA memory is mapped without a module by the rm backend (NVIDIA driver %s, open flavour), and by gdrdrv; the vulkan backend maps only cuMemCreate memory with the POSIX file descriptor handle type, and gdr_open takes it only when asked (GDRMAP_BACKEND=any)",
+			  RM_ABI_RANGE_TEXT);
 	} else {
 		vmm_check(cs, p);
 		cumemalloc_check(cs, p);
