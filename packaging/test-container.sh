@@ -50,6 +50,15 @@ chroot "$root" sh -c 'dpkg -i /tmp/debs/*.deb' >"$work/dpkg.log" 2>&1 ||
 cc -std=c11 -Wall -Wextra -Werror -I"$top/include" -o "$root/usr/local/bin/consumer" \
 	"$top/packaging/container/consumer.c" -L"$O/lib" -lgdrapi ||
 	die "compiling the consumer"
+# NCCL, aws-ofi-nccl and older NVSHMEM dlopen("libgdrapi.so"): the
+# runtime package alone must answer that name.
+cc -std=c11 -Wall -Wextra -Werror -I"$top/include" -I"$top/tests/common" \
+	-o "$root/usr/local/bin/dlopen_check" "$top/tests/abi/dlopen_check.c" -ldl ||
+	die "compiling dlopen_check"
+step "the runtime package alone answers dlopen(\"libgdrapi.so\") and (\"libgdrapi.so.2\")"
+dl_rc=0
+chroot "$root" /usr/local/bin/dlopen_check >"$work/dlopen.out" 2>&1 || dl_rc=$?
+expect "dlopen_check in the root file system (exit $dl_rc): $(tail -3 "$work/dlopen.out")" [ $dl_rc = 0 ]
 
 # A container on a GPU machine whose GPU it was not given.
 fake_gpu() {
