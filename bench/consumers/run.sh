@@ -26,7 +26,9 @@
 # Environment: BUILD (build directory, default /tmp/gdrmap-consumers-build),
 # CONSUMERS_PARTS (the parts to run, default all, in the order above),
 # LAT_RUNS (latency runs per transport and setting, default 3),
-# NCCL_LIB (the libnccl.so.2 to use; default PyTorch's).
+# NCCL_LIB (the libnccl.so.2 to use; default PyTorch's),
+# CONSUMERS_GDRMAP_BACKEND (GDRMAP_BACKEND for NCCL's runs with gdrmap;
+# unset by default: gdr_open's own choice).
 set -u
 out=${1:?usage: bench/consumers/run.sh OUTDIR}
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
@@ -128,9 +130,14 @@ nccl_run() {
 		if [ "$gdr" = 1 ]; then
 			export NCCL_GDRCOPY_ENABLE=1
 			export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-			# NCCL pins only its own cuMem buffers: the vulkan backend,
-			# which gdr_open leaves out unasked, maps them.
-			export GDRMAP_BACKEND=any
+			# gdr_open's own choice, as a user gets it (CONSUMERS_
+			# GDRMAP_BACKEND names one, e.g. "any" for the vulkan
+			# backend where the rm backend cannot serve).
+			if [ -n "${CONSUMERS_GDRMAP_BACKEND:-}" ]; then
+				export GDRMAP_BACKEND=$CONSUMERS_GDRMAP_BACKEND
+			else
+				unset GDRMAP_BACKEND
+			fi
 			# gdrmap's own log: its backend and every pin.
 			export GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1
 		else

@@ -14,10 +14,11 @@ must be the same after every library call.
   torch_pin.py LIB                      the cases above
   torch_pin.py LIB --default-allocator  the same with tensors of
                                         PyTorch's default caching
-                                        allocator (cuMemAlloc memory),
-                                        which the vulkan backend pins
-                                        copy-only: gdr_get_info says it
-                                        has no CPU mapping, and every
+                                        allocator (cuMemAlloc memory):
+                                        mapped by gdrdrv and the rm
+                                        backend; the vulkan backend pins
+                                        it copy-only (gdr_get_info says
+                                        there is no CPU mapping) and every
                                         byte still moves right
 
 Prints "N passed, N failed[, N skipped]"; exit 0, 1, or 77 (no torch,
@@ -147,7 +148,7 @@ if not g:
     skip("gdrmap_open failed: " + last_error())
 backend = ctypes.c_int(0)
 gdr.gdr_get_attribute(g, 0x10001, ctypes.byref(backend))  # GDRMAP_ATTR_BACKEND
-backend = {1: "gdrdrv", 2: "dmabuf", 3: "vulkan"}.get(backend.value, "?")
+backend = {1: "gdrdrv", 2: "dmabuf", 3: "vulkan", 4: "rm"}.get(backend.value, "?")
 print("backend:", backend, "; GPUs:", torch.cuda.device_count(), flush=True)
 
 

@@ -5,13 +5,15 @@
 # usage: bench/consumers/ucx.sh OUTDIR [ucx|mpi]...     (as root, from a checkout)
 #
 #   ucx  builds UCX from UCX_SRC against gdrmap installed in $BUILD/prefix,
-#        checks that by default UCX leaves gdr_copy out where gdr_open
-#        steps aside (only the vulkan backend, which cannot map cudaMalloc
-#        memory), runs tag_lat there with gdr_copy in UCX_TLS (UCX_MEMS x
-#        both allocators x UCX_SIZES, perftest-default.csv: it must pass as
-#        without gdr_copy), and that with GDRMAP_BACKEND=$UCX_GDRMAP_BACKEND
-#        (default any: the vulkan backend on request, for everything
-#        below) UCX's gdr_copy transport loads gdrmap's libgdrapi,
+#        checks that by default UCX lists gdr_copy where gdr_open serves
+#        (gdrdrv or the rm backend: every kind of memory mapped) and leaves
+#        it out where gdr_open steps aside (only the vulkan backend, which
+#        cannot map cudaMalloc memory), runs tag_lat with gdr_copy in
+#        UCX_TLS and gdr_open's default (UCX_MEMS x both allocators x
+#        UCX_SIZES, perftest-default.csv), and that with
+#        GDRMAP_BACKEND=$UCX_GDRMAP_BACKEND (default unset: gdr_open's
+#        choice, for everything below; "any" takes the vulkan backend where
+#        it is the only one) UCX's gdr_copy transport loads gdrmap's libgdrapi,
 #        then runs ucx_perftest (two processes, one GPU) with and without
 #        gdr_copy in UCX_TLS: tag_lat, tag_bw, ucp_put_lat, ucp_get,
 #        ucp_put_bw, 8 B to 64 KiB, cuda<->host and cuda<->cuda, on the
@@ -208,15 +210,19 @@ if want ucx; then
 		note ucx fail "gdr_open's default, gdr_copy in UCX_TLS: $bad of $total tag_lat runs failed (ucx-failures.txt)"
 	fi
 fi
-# The rest measures gdr_copy over gdrmap wherever gdrmap can serve it:
-# the vulkan backend taken on request (UCX_GDRMAP_BACKEND, default any).
-export GDRMAP_BACKEND=${UCX_GDRMAP_BACKEND-any}
+# The rest measures gdr_copy over gdrmap: gdr_open's choice by default,
+# another backend on request (UCX_GDRMAP_BACKEND, e.g. any).
+if [ -n "${UCX_GDRMAP_BACKEND:-}" ]; then
+	export GDRMAP_BACKEND=$UCX_GDRMAP_BACKEND
+else
+	unset GDRMAP_BACKEND
+fi
 "$ucx/bin/ucx_info" -d 2>&1 | grep -B2 -A12 'Transport: gdr_copy' >"$out/ucx-info-gdrmap-backend.txt"
 if grep -q 'Transport: gdr_copy' "$out/ucx-info-gdrmap-backend.txt" &&
 	grep -q "libgdrapi.so.2 => $prefix/lib/libgdrapi.so.2" "$out/ucx-info.txt"; then
-	note ucx pass "UCX $("$ucx/bin/ucx_info" -v | sed -n 's/^# Library version: //p') lists gdr_copy with GDRMAP_BACKEND=$GDRMAP_BACKEND, loading $prefix/lib/libgdrapi.so.2"
+	note ucx pass "UCX $("$ucx/bin/ucx_info" -v | sed -n 's/^# Library version: //p') lists gdr_copy with GDRMAP_BACKEND=${GDRMAP_BACKEND:-unset}, loading $prefix/lib/libgdrapi.so.2"
 else
-	note ucx fail "UCX does not list gdr_copy over gdrmap's library with GDRMAP_BACKEND=$GDRMAP_BACKEND: ucx-info.txt"
+	note ucx fail "UCX does not list gdr_copy over gdrmap's library with GDRMAP_BACKEND=${GDRMAP_BACKEND:-unset}: ucx-info.txt"
 	finish
 fi
 if want ucx; then
@@ -363,7 +369,7 @@ if want mpi; then
 					tls=$with_gdr
 					[ $gdr = 0 ] && tls=$without_gdr
 					f=$out/mpi/pingpong-${b/,/}-$alloc-gdr$gdr-run$run.txt
-					benv="-x GDRMAP_BACKEND" unset=''
+					benv=${GDRMAP_BACKEND:+-x GDRMAP_BACKEND} unset=''
 					[ $gdr = default ] && benv='' unset=GDRMAP_BACKEND
 					env ${unset:+-u $unset} timeout 300 "$ompi/usr/bin/orterun" --allow-run-as-root \
 						-np 2 --mca pml ucx --mca pml_ucx_tls any \

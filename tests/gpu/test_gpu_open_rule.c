@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * gdr_open keeps GDRCopy's rule on a real GPU machine: where the backend
- * gdrmap_open chooses maps every kind of CUDA memory (gdrdrv, dmabuf),
- * gdr_open chooses the same; where it is the vulkan backend, which pins
+ * gdrmap_open chooses maps every kind of CUDA memory (gdrdrv, dmabuf, rm:
+ * on a stock driver with no module, the rm backend), gdr_open chooses the
+ * same; where it is the vulkan backend, which pins
  * cudaMalloc memory copy-only, gdr_open returns NULL unless the
  * environment names it (GDRMAP_BACKEND=any or vulkan), saying why and how
  * to take it, so that UCX and the MPIs run as with GDRCopy's library.
@@ -109,5 +110,9 @@ int main(int argc, char **argv)
 		      "a backend that maps every allocation: gdr_open takes it too (%d, %d): %s",
 		      theirs, mine, why);
 	}
+	if (mine == GDRMAP_BACKEND_RM)
+		CHECK(backend_in_child("gdr", "rm", why, sizeof(why)) ==
+		      GDRMAP_BACKEND_RM,
+		      "GDRMAP_BACKEND=rm: gdr_open takes it: %s", why);
 	return test_done();
 }
