@@ -259,6 +259,7 @@ CUresult fake_GetErrorName(CUresult res, const char **s)
 	     res == CUDA_ERROR_NOT_FOUND ? "CUDA_ERROR_NOT_FOUND" :
 	     res == CUDA_ERROR_INVALID_DEVICE ? "CUDA_ERROR_INVALID_DEVICE" :
 	     res == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE" :
+	     res == CUDA_ERROR_NOT_SUPPORTED ? "CUDA_ERROR_NOT_SUPPORTED" :
 	     "CUDA_ERROR_FAKE";
 	return CUDA_SUCCESS;
 }
@@ -844,10 +845,13 @@ CUresult fake_StreamCreate(CUstream *st, unsigned int flags)
 	return res;
 }
 
-/* A stream is used in its own context only, which must be alive. */
+/* A stream is used in its own context only, which must be alive; the
+ * null stream is the current context's default stream. */
 static CUresult fake_stream_check(CUstream st)
 {
-	if (!st || !st->used)
+	if (!st)
+		return fake_ctx() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+	if (!st->used)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!st->ctx->alive)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
@@ -860,7 +864,7 @@ static CUresult fake_stream_check(CUstream st)
 
 CUresult fake_StreamDestroy(CUstream st)
 {
-	CUresult res = fake_stream_check(st);
+	CUresult res = st ? fake_stream_check(st) : CUDA_ERROR_INVALID_HANDLE;
 
 	if (res == CUDA_SUCCESS)
 		st->used = 0;
@@ -882,6 +886,7 @@ static CUresult fake_copy(CUdeviceptr p, void *host, size_t n, CUstream st,
 	struct fake_va *va;
 	struct fake_mem *m;
 	CUresult res = fake_stream_check(st);
+	CUcontext ctx = st ? st->ctx : fake_ctx();
 	ssize_t done;
 
 	if (res != CUDA_SUCCESS)
@@ -895,8 +900,8 @@ static CUresult fake_copy(CUdeviceptr p, void *host, size_t n, CUstream st,
 	va = fake_va_of(p);
 	m = va ? &fake_mems[va->mem] : NULL;
 	if (!m || n > va->size - (p - va->base) ||
-	    (va->legacy ? m->ctx != st->ctx : m->dev != st->ctx->dev)) {
-		if (m && m->dev != st->ctx->dev)
+	    (va->legacy ? m->ctx != ctx : m->dev != ctx->dev)) {
+		if (m && m->dev != ctx->dev)
 			atomic_fetch_add(&fake_wrong_ctx, 1);
 		pthread_mutex_unlock(&fake_lock);
 		return CUDA_ERROR_INVALID_VALUE;
@@ -906,7 +911,7 @@ static CUresult fake_copy(CUdeviceptr p, void *host, size_t n, CUstream st,
 			pread(m->memfd, host, n,
 			      (off_t)(va->mem_off + (p - va->base)));
 	pthread_mutex_unlock(&fake_lock);
-	atomic_fetch_add(st->flags & CU_STREAM_NON_BLOCKING ?
+	atomic_fetch_add(st && st->flags & CU_STREAM_NON_BLOCKING ?
 			 &fake_dma_copies : &fake_blocking_copies, 1);
 	return done == (ssize_t)n ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
 }
@@ -1054,6 +1059,9 @@ CUresult fake_cuda_rm_export(CUdeviceptr p, size_t len, int *dev,
 	if (res == CUDA_SUCCESS &&
 	    (!len || p < lo || len > hi - p || !fake_allocated_in(mem, p, len)))
 		res = CUDA_ERROR_INVALID_VALUE;
+	/* A device that cannot export dma-bufs exports nothing. */
+	if (res == CUDA_SUCCESS && !fake_dmabuf_supported[*dev])
+		res = CUDA_ERROR_NOT_SUPPORTED;
 	if (res == CUDA_SUCCESS) {
 		*handle = fake_mems[mem].rm_handle;
 		*off = p - obj_va;

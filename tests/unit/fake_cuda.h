@@ -131,7 +131,8 @@ int fake_live_mems(void);
  * the answer the calling thread's context gets (INVALID_CONTEXT under
  * none, NOT_FOUND under another device's, counted in fake_wrong_ctx).
  * The range must name allocated memory and stay inside one object (a
- * cuMemMap'ed stretch of a handle, or a chunk): INVALID_VALUE otherwise.
+ * cuMemMap'ed stretch of a handle, or a chunk): INVALID_VALUE otherwise;
+ * a device without fake_dmabuf_supported exports nothing: NOT_SUPPORTED.
  */
 CUresult fake_cuda_rm_export(CUdeviceptr p, size_t len, int *dev,
 			     uint32_t *handle, uint64_t *off);

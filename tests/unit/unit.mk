@@ -5,9 +5,10 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRCS))
 UNIT_CFLAGS = $(ALL_CFLAGS) -Ilib -Itests/common -fvisibility=default
 
-# What the tests share, compiled once (the fake CUDA driver, fake_cuda.c):
-# an archive, so that a test links only what it uses.
-UNIT_SUPPORT_SRCS := tests/unit/fake_cuda.c
+# What the tests share, compiled once (the fake CUDA driver, fake_cuda.c,
+# and the fake nvidia.ko RM on top of it, fake_rm.c): an archive, so that
+# a test links only what it uses.
+UNIT_SUPPORT_SRCS := tests/unit/fake_cuda.c tests/unit/fake_rm.c
 UNIT_SUPPORT_OBJS := $(patsubst tests/unit/%.c,$(O)/tests/unit/support/%.o,$(UNIT_SUPPORT_SRCS))
 UNIT_SUPPORT_A    := $(O)/tests/unit/support/libunit-support.a
 
