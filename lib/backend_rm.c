@@ -331,38 +331,45 @@ static void merge_segs(struct rm_pin *p)
 
 /*
  * Pin [addr, +size) of device dev (s entered): the window [*win,
- * +*win_len) may narrow at its ends.  The new pin, or NULL with *err.
+ * +*win_len) may narrow at its ends.  The new pin, or NULL with *err and
+ * why (WHY_LEN bytes) saying why.
  */
 static struct rm_pin *pin_range(const struct gdr_cuda_scope *s,
 				struct rm_gpu *gpu, uint64_t addr,
 				uint64_t size, uint64_t *win,
-				uint64_t *win_len, int *err)
+				uint64_t *win_len, int *err, char *why)
 {
 	uint64_t w = page_down(*win), e = page_up(*win + *win_len);
 	uint64_t ua = page_down(addr), ue = page_up(addr + size), pg;
 	uint64_t lo = ua, hi = ue;
 	struct rm_pin *p = calloc(1, sizeof(*p));
-	char why[WHY_LEN];
 
 	if (!p) {
+		snprintf(why, WHY_LEN, "out of memory");
 		*err = ENOMEM;
 		return NULL;
 	}
 	p->gpu = gpu;
 	p->objs = p->obj;
 	p->obj_room = sizeof(p->obj) / sizeof(p->obj[0]);
-	*err = export_window(p, s, w, e, why, sizeof(why));
+	why[0] = '\0';
+	*err = export_window(p, s, w, e, why, WHY_LEN);
 	if (!*err && !p->nobj) {
-		snprintf(why, sizeof(why), "CUDA exports no memory in [0x%llx, +%llu)",
-			 (unsigned long long)w, (unsigned long long)(e - w));
+		/* why holds the last export's refusal, if one was tried. */
+		char last[WHY_LEN / 2];
+
+		snprintf(last, sizeof(last), "%s", why);
+		snprintf(why, WHY_LEN, "CUDA exports no memory in [0x%llx, +%llu)%s%s",
+			 (unsigned long long)w, (unsigned long long)(e - w),
+			 last[0] ? ": " : "", last);
 		*err = GDR_PIN_UNMAPPABLE;
 	}
 	if (!*err)
-		*err = dup_objects(p, why, sizeof(why));
+		*err = dup_objects(p, why, WHY_LEN);
 	for (pg = w; !*err && pg < e; pg += host_page)
 		if (seg_at(p, pg) < 0 && !fill_page(p, pg) &&
 		    pg >= ua && pg < ue) {
-			snprintf(why, sizeof(why), "the page at 0x%llx of [0x%llx, +%llu) is in no memory object CUDA exports",
+			snprintf(why, WHY_LEN, "the page at 0x%llx of [0x%llx, +%llu) is in no memory object CUDA exports",
 				 (unsigned long long)pg,
 				 (unsigned long long)addr,
 				 (unsigned long long)size);
@@ -529,9 +536,8 @@ static int try_device(int dev, struct dev_probe *pr)
 		goto leave;
 	}
 	win = ptr;
-	p = pin_range(&s, gpu, ptr, PROBE_SIZE, &win, &win_len, &err);
+	p = pin_range(&s, gpu, ptr, PROBE_SIZE, &win, &win_len, &err, pr->why);
 	if (!p) {
-		snprintf(pr->why, sizeof(pr->why), "%s", gdrmap_last_error());
 		err = err == GDR_PIN_UNMAPPABLE ? ENOTSUP : err;
 		goto free;
 	}
@@ -682,7 +688,7 @@ static int rm_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 		gdr_err("%s", gdr_cuda_scope_error(&s, res, why, sizeof(why)));
 		return ENODEV;
 	}
-	p = pin_range(&s, gpu, r->addr, r->size, &win, &win_len, &err);
+	p = pin_range(&s, gpu, r->addr, r->size, &win, &win_len, &err, why);
 	gdr_cuda_leave(&s);
 	if (!p)
 		return err;
