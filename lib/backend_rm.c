@@ -265,6 +265,11 @@ static int dup_objects(struct rm_pin *p, char *why, size_t why_len)
 
 		err = gdr_rm_dup(p->gpu, p->client, o->src, &o->dup, why,
 				 why_len);
+		/* RM's share policy keeps this memory from the library's
+		 * client (a MIG instance it cannot join): memory this
+		 * backend cannot map, which the core serves copy-only. */
+		if (err == EPERM)
+			return GDR_PIN_UNMAPPABLE;
 		if (err)
 			return err;
 		if (gdr_rm_object_size(o->dup, &o->size) || !o->size) {
