@@ -65,6 +65,7 @@
 
 const char *fake_rm_version;
 int fake_rm_ctl_errno;
+int fake_rm_dev_errno;
 uint32_t fake_rm_dup_status;
 uint32_t fake_rm_map_status;
 int fake_rm_map_skip;
@@ -824,8 +825,8 @@ static int fr_open(const char *path, int flags)
 		for (card = 0; card < NCARDS; card++)
 			if (card_minor[card] == minor)
 				break;
-		if (card == NCARDS) {
-			errno = ENOENT;
+		if (card == NCARDS || fake_rm_dev_errno) {
+			errno = card == NCARDS ? ENOENT : fake_rm_dev_errno;
 			return -1;
 		}
 	} else {
@@ -1052,6 +1053,15 @@ void fake_rm_install(void)
 
 /* --- for the tests --- */
 
+/* Whether client h was made by this process (a fork child sees the
+ * parent's objects too); fr_lock held. */
+static int ours(uint32_t h)
+{
+	struct fobj *c = obj_find(h, h);
+
+	return c && c->pid == getpid();
+}
+
 void fake_rm_stats(struct fake_rm_stats *st)
 {
 	int i;
@@ -1059,7 +1069,7 @@ void fake_rm_stats(struct fake_rm_stats *st)
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&fr_lock);
 	for (i = 0; i < NOBJS; i++) {
-		if (!objs[i].used)
+		if (!objs[i].used || !ours(objs[i].client))
 			continue;
 		st->clients += objs[i].kind == OBJ_CLIENT;
 		st->devices += objs[i].kind == OBJ_DEVICE;
@@ -1067,7 +1077,7 @@ void fake_rm_stats(struct fake_rm_stats *st)
 		st->dups += objs[i].kind == OBJ_MEMORY;
 	}
 	for (i = 0; i < NMAPS; i++)
-		st->rm_maps += maps[i].used;
+		st->rm_maps += maps[i].used && ours(maps[i].client);
 	for (i = 0; i < NRANGES; i++)
 		st->cpu_bytes += ranges[i].used ? ranges[i].len : 0;
 	for (i = 0; i < NFILES; i++)

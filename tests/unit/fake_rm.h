@@ -57,6 +57,8 @@ extern const char *fake_rm_version;
 /* open("/dev/nvidiactl") fails with this errno (ENOENT: no driver or a
  * container without the device files; EACCES: not allowed). */
 extern int fake_rm_ctl_errno;
+/* open("/dev/nvidiaN") of a GPU fails with this errno. */
+extern int fake_rm_dev_errno;
 /* NV_ESC_RM_DUP_OBJECT answers this status (NV_ERR_INSUFFICIENT_
  * PERMISSIONS: memory of a MIG instance the client cannot join). */
 extern uint32_t fake_rm_dup_status;
@@ -76,7 +78,8 @@ extern int fake_rm_export_unready;
  * library's CUDA scope (a test frees the memory here). */
 extern void (*fake_rm_after_export)(CUdeviceptr va, uint64_t len);
 
-/* What the fake holds now, and what it saw. */
+/* What the fake holds now for this process (a fork child's copy of the
+ * fake also holds its parent's), and what it saw. */
 struct fake_rm_stats {
 	int clients;		/* the library's RM clients alive */
 	int devices;		/* their NV01_DEVICE_0 objects */
