@@ -106,6 +106,7 @@ static CUdeviceptr pair_of(int dev)
 int main(void)
 {
 	CUdeviceptr legacy, pair, small[4], doomed;
+	struct fake_rm_stats st;
 	uint64_t v = 0x0ddba11c0ffee000ULL, back = 0;
 	gdr_mh_t mh[4];
 	int i, fds, flag = -1;
@@ -143,6 +144,10 @@ int main(void)
 		rm_both_ways(mh[0], va[0] + GRAN - 8, pair + GRAN - 8, 8,
 			     (unsigned int)i, "a map again");
 		CHECK_RET(gdr_unmap(g, mh[0], va[0], 2 * GRAN), 0);
+		fake_rm_stats(&st);
+		CHECK(st.rm_maps == base.rm_maps && st.cpu_bytes == base.cpu_bytes,
+		      "unmap %d leaves %d RM mappings, %zu bytes", i,
+		      st.rm_maps - base.rm_maps, st.cpu_bytes - base.cpu_bytes);
 	}
 	CHECK_RET(gdr_unpin_buffer(g, mh[0]), 0);
 	back_to_base("maps again and again");
