@@ -49,7 +49,7 @@ static CUdeviceptr side_by_side(int dev, int n, int types)
 static void across(gdr_t g, int dev, CUdeviceptr base, CUdeviceptr p,
 		   size_t n)
 {
-	unsigned char *data = malloc(n), *gpu = malloc(2 * GRAN);
+	unsigned char *data = malloc(n), *gpu = malloc(2 * GRAN + 2);
 	struct fake_rm_stats before, st;
 	size_t i, bad = 0;
 	gdr_info_t info;
