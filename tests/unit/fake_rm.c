@@ -457,6 +457,7 @@ static uint32_t rm_control(struct ffile *f, const struct nvos54_control *p)
 	}
 	if (o->kind == OBJ_MEMORY &&
 	    p->cmd == NV0041_CTRL_CMD_GET_SURFACE_INFO) {
+		const uint64_t scale = NV0041_CTRL_SURFACE_INFO_PHYS_SIZE_SCALE;
 		struct nv0041_get_surface_info *q = params;
 		struct nv0041_surface_info *list;
 
@@ -470,8 +471,7 @@ static uint32_t rm_control(struct ffile *f, const struct nvos54_control *p)
 		for (i = 0; i < q->surfaceInfoListSize; i++) {
 			switch (list[i].index) {
 			case NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE:
-				list[i].data = (uint32_t)(o->length /
-				       NV0041_CTRL_SURFACE_INFO_PHYS_SIZE_SCALE);
+				list[i].data = (uint32_t)(o->length / scale);
 				break;
 			case NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE_LO:
 				list[i].data = (uint32_t)o->length;

@@ -86,7 +86,7 @@ struct fake_rm_stats {
 	int subdevices;		/* their NV20_SUBDEVICE_0 objects */
 	int dups;		/* memory objects duplicated into them */
 	int rm_maps;		/* CPU mappings RM has on record */
-	size_t cpu_bytes;	/* mapped through the table's mmap, not unmapped */
+	size_t cpu_bytes;	/* mapped through the table, not unmapped */
 	int files;		/* files open through the table */
 	int exports;		/* successful exports, ever */
 	int dups_made;		/* successful dups, ever */

@@ -78,7 +78,8 @@ int main(void)
 	nothing_left("a refused dup");
 	if (err == 0) {
 		info = rm_info(g, mh);
-		CHECK(!info.mapped && info.mapping_type == GDR_MAPPING_TYPE_NONE,
+		CHECK(!info.mapped &&
+		      info.mapping_type == GDR_MAPPING_TYPE_NONE,
 		      "no CPU mapping (type %d)", info.mapping_type);
 		CHECK_RET(gdr_map(g, mh, (void **)&va, sizeof(data)), 0);
 		dma = atomic_load(&fake_dma_copies);

@@ -145,7 +145,8 @@ int main(void)
 			     (unsigned int)i, "a map again");
 		CHECK_RET(gdr_unmap(g, mh[0], va[0], 2 * GRAN), 0);
 		fake_rm_stats(&st);
-		CHECK(st.rm_maps == base.rm_maps && st.cpu_bytes == base.cpu_bytes,
+		CHECK(st.rm_maps == base.rm_maps &&
+		      st.cpu_bytes == base.cpu_bytes,
 		      "unmap %d leaves %d RM mappings, %zu bytes", i,
 		      st.rm_maps - base.rm_maps, st.cpu_bytes - base.cpu_bytes);
 	}

@@ -70,7 +70,8 @@ int main(void)
 
 	/* A whole allocation: to the end of its last page. */
 	m = rm_pin_map(g, big, SIZE, &mh, &base, &info);
-	CHECK(info.va == big && info.mapped_size == (SIZE + page - 1) / page * page,
+	CHECK(info.va == big &&
+	      info.mapped_size == (SIZE + page - 1) / page * page,
 	      "the window ends at the allocation's last page: +%llu",
 	      (unsigned long long)info.mapped_size);
 	rm_both_ways(mh, m, big, SIZE, 22, "1 MiB + 100 bytes");

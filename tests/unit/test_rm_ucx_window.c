@@ -40,7 +40,8 @@ int main(void)
 	for (i = 0; i < NSMALL; i++)
 		small[i] = legacy_alloc(2, 8);
 	for (i = 1; i < NSMALL; i++)
-		CHECK(small[i] == small[0] + (CUdeviceptr)i * FAKE_SUBALLOC_ALIGN,
+		CHECK(small[i] ==
+		      small[0] + (CUdeviceptr)i * FAKE_SUBALLOC_ALIGN,
 		      "buffer %d suballocated next to the others", i);
 	start = small[k] & ~(WIN - 1);
 
