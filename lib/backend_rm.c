@@ -46,12 +46,16 @@
 #define PROBE_SIZE (64UL << 10)
 
 /* One RM object behind a pin: libcuda's handle, our duplicate, where its
- * byte 0 sits in the GPU's address space, and how big RM made it. */
+ * byte 0 sits in the GPU's address space, and how big RM made it.
+ * cuMemCreate memory is mapped piece by piece (a handle may be mapped in
+ * part, or nowhere next to the piece exported): only what CUDA exported
+ * of such an object is known to lie at its addresses (mapped_only). */
 struct rm_obj {
 	uint32_t src;
 	uint32_t dup;
 	uint64_t va_base;
 	uint64_t size;
+	int mapped_only;
 };
 
 /* One stretch of the window: [va, +len) in object obj. */
@@ -137,6 +141,7 @@ static int pin_obj(struct rm_pin *p, uint32_t src, uint64_t va_base)
 	p->objs[p->nobj].dup = 0;
 	p->objs[p->nobj].va_base = va_base;
 	p->objs[p->nobj].size = 0;
+	p->objs[p->nobj].mapped_only = 0;
 	return (int)p->nobj++;
 }
 
@@ -170,12 +175,13 @@ static int seg_at(const struct rm_pin *p, uint64_t va)
 }
 
 /*
- * Export [a, e) in scope s and record its stretches and objects.
- * 0, GDR_PIN_UNMAPPABLE (CUDA does not export it; why says so) or an
- * errno with why.
+ * Export [a, e) in scope s and record its stretches and objects (of
+ * cuMemCreate memory if vmm).  0, GDR_PIN_UNMAPPABLE (CUDA does not
+ * export it; why says so) or an errno with why.
  */
 static int export_range(struct rm_pin *p, const struct gdr_cuda_scope *s,
-			uint64_t a, uint64_t e, char *why, size_t why_len)
+			uint64_t a, uint64_t e, int vmm, char *why,
+			size_t why_len)
 {
 	struct rm_export ex = { 0 };
 	uint64_t va = a;
@@ -199,6 +205,7 @@ static int export_range(struct rm_pin *p, const struct gdr_cuda_scope *s,
 			err = ENOMEM;
 			goto out;
 		}
+		p->objs[o].mapped_only |= vmm;
 		va += ex.obj[i].size;
 	}
 out:
@@ -224,6 +231,7 @@ static int alloc_in_page(const struct gdr_cuda_scope *s, uint64_t page,
 static int export_window(struct rm_pin *p, const struct gdr_cuda_scope *s,
 			 uint64_t w, uint64_t e, char *why, size_t why_len)
 {
+	struct gdr_cuda_ptr what;
 	CUdeviceptr base;
 	size_t size;
 	uint64_t pg = w, end;
@@ -240,7 +248,10 @@ static int export_window(struct rm_pin *p, const struct gdr_cuda_scope *s,
 		}
 		end = page_up(base + size);
 		end = end < e ? end : e;
-		err = export_range(p, s, pg, end, why, why_len);
+		/* cuMemCreate memory belongs to no context. */
+		gdr_cuda_pointer(base, &what);
+		err = export_range(p, s, pg, end, what.dev >= 0 && !what.ctx,
+				   why, why_len);
 		if (err == GDR_PIN_UNMAPPABLE) {
 			/* Another page may still name the object. */
 			gdr_dbg("%s", why);
@@ -285,13 +296,14 @@ static int dup_objects(struct rm_pin *p, char *why, size_t why_len)
 	return 0;
 }
 
-/* Cover page pg from an object around it; whether one did. */
+/* Cover page pg from an object around it (of cudaMalloc memory, whose
+ * object lies whole at its addresses); whether one did. */
 static int fill_page(struct rm_pin *p, uint64_t pg)
 {
 	uint32_t i;
 
 	for (i = 0; i < p->nobj; i++)
-		if (pg >= p->objs[i].va_base &&
+		if (!p->objs[i].mapped_only && pg >= p->objs[i].va_base &&
 		    pg + host_page <= p->objs[i].va_base + p->objs[i].size)
 			return !pin_seg(p, pg, host_page, (int)i);
 	return 0;
