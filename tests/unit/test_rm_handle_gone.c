@@ -46,7 +46,7 @@ int main(void)
 		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
 		.location = { CU_MEM_LOCATION_TYPE_DEVICE, 2 },
 	};
-	CUmemGenericAllocationHandle h;
+	CUmemGenericAllocationHandle h = 0;
 	CUdeviceptr pair = 0, again;
 	gdr_mh_t mh;
 	int err, i, ok;

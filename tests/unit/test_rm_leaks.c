@@ -86,7 +86,7 @@ static CUdeviceptr pair_of(int dev)
 		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
 		.location = { CU_MEM_LOCATION_TYPE_DEVICE, dev },
 	};
-	CUmemGenericAllocationHandle h;
+	CUmemGenericAllocationHandle h = 0;
 	CUdeviceptr p = 0;
 	int i, ok;
 

@@ -123,7 +123,7 @@ int main(void)
 		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
 		.location = { CU_MEM_LOCATION_TYPE_DEVICE, 2 },
 	};
-	CUmemGenericAllocationHandle h;
+	CUmemGenericAllocationHandle h = 0;
 	pthread_t th[THREADS];
 	int t, ok;
 

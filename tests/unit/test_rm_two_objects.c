@@ -25,7 +25,7 @@ static CUdeviceptr side_by_side(int dev, int n, int types)
 		.location = { CU_MEM_LOCATION_TYPE_DEVICE, dev },
 		.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
 	};
-	CUmemGenericAllocationHandle h;
+	CUmemGenericAllocationHandle h = 0;
 	CUdeviceptr p = 0;
 	int i, ok;
 

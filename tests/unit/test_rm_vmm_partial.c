@@ -21,7 +21,7 @@ int main(void)
 		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
 		.location = { CU_MEM_LOCATION_TYPE_DEVICE, 2 },
 	};
-	CUmemGenericAllocationHandle h;
+	CUmemGenericAllocationHandle h = 0;
 	unsigned char *view;
 	CUdeviceptr p = 0;
 	gdr_info_t info;
