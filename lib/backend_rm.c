@@ -46,12 +46,16 @@
 #define PROBE_SIZE (64UL << 10)
 
 /* One RM object behind a pin: libcuda's handle, our duplicate, where its
- * byte 0 sits in the GPU's address space, and how big RM made it. */
+ * byte 0 sits in the GPU's address space, and how big RM made it.
+ * cuMemCreate memory is mapped piece by piece (a handle may be mapped in
+ * part, or nowhere next to the piece exported): only what CUDA exported
+ * of such an object is known to lie at its addresses (mapped_only). */
 struct rm_obj {
 	uint32_t src;
 	uint32_t dup;
 	uint64_t va_base;
 	uint64_t size;
+	int mapped_only;
 };
 
 /* One stretch of the window: [va, +len) in object obj. */
@@ -137,6 +141,7 @@ static int pin_obj(struct rm_pin *p, uint32_t src, uint64_t va_base)
 	p->objs[p->nobj].dup = 0;
 	p->objs[p->nobj].va_base = va_base;
 	p->objs[p->nobj].size = 0;
+	p->objs[p->nobj].mapped_only = 0;
 	return (int)p->nobj++;
 }
 
@@ -170,12 +175,13 @@ static int seg_at(const struct rm_pin *p, uint64_t va)
 }
 
 /*
- * Export [a, e) in scope s and record its stretches and objects.
- * 0, GDR_PIN_UNMAPPABLE (CUDA does not export it; why says so) or an
- * errno with why.
+ * Export [a, e) in scope s and record its stretches and objects (of
+ * cuMemCreate memory if vmm).  0, GDR_PIN_UNMAPPABLE (CUDA does not
+ * export it; why says so) or an errno with why.
  */
 static int export_range(struct rm_pin *p, const struct gdr_cuda_scope *s,
-			uint64_t a, uint64_t e, char *why, size_t why_len)
+			uint64_t a, uint64_t e, int vmm, char *why,
+			size_t why_len)
 {
 	struct rm_export ex = { 0 };
 	uint64_t va = a;
@@ -199,6 +205,7 @@ static int export_range(struct rm_pin *p, const struct gdr_cuda_scope *s,
 			err = ENOMEM;
 			goto out;
 		}
+		p->objs[o].mapped_only |= vmm;
 		va += ex.obj[i].size;
 	}
 out:
@@ -224,6 +231,7 @@ static int alloc_in_page(const struct gdr_cuda_scope *s, uint64_t page,
 static int export_window(struct rm_pin *p, const struct gdr_cuda_scope *s,
 			 uint64_t w, uint64_t e, char *why, size_t why_len)
 {
+	struct gdr_cuda_ptr what;
 	CUdeviceptr base;
 	size_t size;
 	uint64_t pg = w, end;
@@ -240,7 +248,10 @@ static int export_window(struct rm_pin *p, const struct gdr_cuda_scope *s,
 		}
 		end = page_up(base + size);
 		end = end < e ? end : e;
-		err = export_range(p, s, pg, end, why, why_len);
+		/* cuMemCreate memory belongs to no context. */
+		gdr_cuda_pointer(base, &what);
+		err = export_range(p, s, pg, end, what.dev >= 0 && !what.ctx,
+				   why, why_len);
 		if (err == GDR_PIN_UNMAPPABLE) {
 			/* Another page may still name the object. */
 			gdr_dbg("%s", why);
@@ -265,6 +276,11 @@ static int dup_objects(struct rm_pin *p, char *why, size_t why_len)
 
 		err = gdr_rm_dup(p->gpu, p->client, o->src, &o->dup, why,
 				 why_len);
+		/* RM's share policy keeps this memory from the library's
+		 * client (a MIG instance it cannot join): memory this
+		 * backend cannot map, which the core serves copy-only. */
+		if (err == EPERM)
+			return GDR_PIN_UNMAPPABLE;
 		if (err)
 			return err;
 		if (gdr_rm_object_size(o->dup, &o->size) || !o->size) {
@@ -280,13 +296,14 @@ static int dup_objects(struct rm_pin *p, char *why, size_t why_len)
 	return 0;
 }
 
-/* Cover page pg from an object around it; whether one did. */
+/* Cover page pg from an object around it (of cudaMalloc memory, whose
+ * object lies whole at its addresses); whether one did. */
 static int fill_page(struct rm_pin *p, uint64_t pg)
 {
 	uint32_t i;
 
 	for (i = 0; i < p->nobj; i++)
-		if (pg >= p->objs[i].va_base &&
+		if (!p->objs[i].mapped_only && pg >= p->objs[i].va_base &&
 		    pg + host_page <= p->objs[i].va_base + p->objs[i].size)
 			return !pin_seg(p, pg, host_page, (int)i);
 	return 0;
@@ -331,38 +348,45 @@ static void merge_segs(struct rm_pin *p)
 
 /*
  * Pin [addr, +size) of device dev (s entered): the window [*win,
- * +*win_len) may narrow at its ends.  The new pin, or NULL with *err.
+ * +*win_len) may narrow at its ends.  The new pin, or NULL with *err and
+ * why (WHY_LEN bytes) saying why.
  */
 static struct rm_pin *pin_range(const struct gdr_cuda_scope *s,
 				struct rm_gpu *gpu, uint64_t addr,
 				uint64_t size, uint64_t *win,
-				uint64_t *win_len, int *err)
+				uint64_t *win_len, int *err, char *why)
 {
 	uint64_t w = page_down(*win), e = page_up(*win + *win_len);
 	uint64_t ua = page_down(addr), ue = page_up(addr + size), pg;
 	uint64_t lo = ua, hi = ue;
 	struct rm_pin *p = calloc(1, sizeof(*p));
-	char why[WHY_LEN];
 
 	if (!p) {
+		snprintf(why, WHY_LEN, "out of memory");
 		*err = ENOMEM;
 		return NULL;
 	}
 	p->gpu = gpu;
 	p->objs = p->obj;
 	p->obj_room = sizeof(p->obj) / sizeof(p->obj[0]);
-	*err = export_window(p, s, w, e, why, sizeof(why));
+	why[0] = '\0';
+	*err = export_window(p, s, w, e, why, WHY_LEN);
 	if (!*err && !p->nobj) {
-		snprintf(why, sizeof(why), "CUDA exports no memory in [0x%llx, +%llu)",
-			 (unsigned long long)w, (unsigned long long)(e - w));
+		/* why holds the last export's refusal, if one was tried. */
+		char last[WHY_LEN / 2];
+
+		snprintf(last, sizeof(last), "%s", why);
+		snprintf(why, WHY_LEN, "CUDA exports no memory in [0x%llx, +%llu)%s%s",
+			 (unsigned long long)w, (unsigned long long)(e - w),
+			 last[0] ? ": " : "", last);
 		*err = GDR_PIN_UNMAPPABLE;
 	}
 	if (!*err)
-		*err = dup_objects(p, why, sizeof(why));
+		*err = dup_objects(p, why, WHY_LEN);
 	for (pg = w; !*err && pg < e; pg += host_page)
 		if (seg_at(p, pg) < 0 && !fill_page(p, pg) &&
 		    pg >= ua && pg < ue) {
-			snprintf(why, sizeof(why), "the page at 0x%llx of [0x%llx, +%llu) is in no memory object CUDA exports",
+			snprintf(why, WHY_LEN, "the page at 0x%llx of [0x%llx, +%llu) is in no memory object CUDA exports",
 				 (unsigned long long)pg,
 				 (unsigned long long)addr,
 				 (unsigned long long)size);
@@ -529,9 +553,8 @@ static int try_device(int dev, struct dev_probe *pr)
 		goto leave;
 	}
 	win = ptr;
-	p = pin_range(&s, gpu, ptr, PROBE_SIZE, &win, &win_len, &err);
+	p = pin_range(&s, gpu, ptr, PROBE_SIZE, &win, &win_len, &err, pr->why);
 	if (!p) {
-		snprintf(pr->why, sizeof(pr->why), "%s", gdrmap_last_error());
 		err = err == GDR_PIN_UNMAPPABLE ? ENOTSUP : err;
 		goto free;
 	}
@@ -682,7 +705,7 @@ static int rm_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 		gdr_err("%s", gdr_cuda_scope_error(&s, res, why, sizeof(why)));
 		return ENODEV;
 	}
-	p = pin_range(&s, gpu, r->addr, r->size, &win, &win_len, &err);
+	p = pin_range(&s, gpu, r->addr, r->size, &win, &win_len, &err, why);
 	gdr_cuda_leave(&s);
 	if (!p)
 		return err;

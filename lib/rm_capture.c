@@ -390,6 +390,35 @@ int rm_capture_run(void *lib, int (*call)(void *ctx), void *ctx,
 	return err;
 }
 
+/* --- what an export names (rm_os.h) --- */
+
+void rm_export_free(struct rm_export *e)
+{
+	free(e->obj);
+	e->obj = NULL;
+	e->count = e->room = 0;
+}
+
+int rm_export_add(struct rm_export *e, uint32_t handle, uint64_t offset,
+		  uint64_t size)
+{
+	if (e->count == e->room) {
+		uint32_t room = e->room ? e->room * 2 : 8;
+		struct rm_export_obj *obj;
+
+		obj = realloc(e->obj, room * sizeof(*obj));
+		if (!obj)
+			return ENOMEM;
+		e->obj = obj;
+		e->room = room;
+	}
+	e->obj[e->count].handle = handle;
+	e->obj[e->count].offset = offset;
+	e->obj[e->count].size = size;
+	e->count++;
+	return 0;
+}
+
 /* --- libcuda --- */
 
 static void *libcuda;

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The rm backend's view of the system (rm_os.h): the real one. */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -42,31 +40,4 @@ const struct gdr_rm_os *gdr_rm_os(void)
 void gdr_rm_use_os(const struct gdr_rm_os *os)
 {
 	atomic_store(&os_in_use, os);
-}
-
-void rm_export_free(struct rm_export *e)
-{
-	free(e->obj);
-	e->obj = NULL;
-	e->count = e->room = 0;
-}
-
-int rm_export_add(struct rm_export *e, uint32_t handle, uint64_t offset,
-		  uint64_t size)
-{
-	if (e->count == e->room) {
-		uint32_t room = e->room ? e->room * 2 : 8;
-		struct rm_export_obj *obj;
-
-		obj = realloc(e->obj, room * sizeof(*obj));
-		if (!obj)
-			return ENOMEM;
-		e->obj = obj;
-		e->room = room;
-	}
-	e->obj[e->count].handle = handle;
-	e->obj[e->count].offset = offset;
-	e->obj[e->count].size = size;
-	e->count++;
-	return 0;
 }

@@ -22,23 +22,45 @@ _Thread_local CUcontext fake_cur;
 atomic_int fake_wrong_ctx;
 int fake_dmabuf_supported[FAKE_DEVS] = { 1, 1, 1 };
 int fake_legacy_allocs[FAKE_DEVS];
+/* Three GPUs on two PCI domains; the third in slot 2, so that the device
+ * number counts too. */
+const int fake_pci_domain[FAKE_DEVS] = { 0, 0, 1 };
+const int fake_pci_bus[FAKE_DEVS] = { 0x1b, 0x43, 0x0a };
+const int fake_pci_slot[FAKE_DEVS] = { 0, 0, 2 };
+size_t fake_suballoc_max;
 int fake_ctx_broken[FAKE_DEVS];
 CUresult fake_set_access_fails = CUDA_SUCCESS;
 static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct fake_mem fake_mems[FAKE_MAX];
 
-/* An address range: legacy memory, or a reservation (mapped or not). */
+/* An address range: legacy memory, a reservation, or a handle mapped into
+ * one (a stretch of the reservation). */
 struct fake_va {
 	int used;
 	CUdeviceptr base;
 	size_t size;
-	int mem;		/* index into fake_mems; -1: not mapped */
+	int mem;		/* index into fake_mems; -1: a reservation */
+	size_t mem_off;		/* where base sits in the memory */
 	int legacy;
+	int reservation;
 	unsigned long long buffer_id;	/* new per allocation and cuMemMap */
 };
 
 static struct fake_va fake_vas[FAKE_MAX];
+
+/* A chunk that small cuMemAlloc allocations are carved from. */
+struct fake_chunk {
+	int used;
+	int mem;
+	uint32_t rm_handle;	/* tells its memory from a reuse of the slot */
+	CUdeviceptr va;
+	size_t next;
+	CUcontext ctx;
+};
+
+static struct fake_chunk fake_chunks[16];
+static uint32_t fake_next_rm_handle = 0x5c000001;
 /*
  * Device addresses come from one stretch of the process's address space
  * reserved with no access, as CUDA reserves it: the CPU faults on it, and
@@ -80,6 +102,7 @@ static struct fake_va *fake_va_of(CUdeviceptr p)
 
 static int fake_new_mem(int dev, size_t size, CUcontext ctx, int types)
 {
+	size_t rm_size = (size + FAKE_RM_ALIGN - 1) & ~(FAKE_RM_ALIGN - 1);
 	char name[32];
 	int i;
 
@@ -89,7 +112,7 @@ static int fake_new_mem(int dev, size_t size, CUcontext ctx, int types)
 		snprintf(name, sizeof(name), "fake-gpu%d", dev);
 		fake_mems[i].memfd = memfd_create(name, MFD_CLOEXEC);
 		if (fake_mems[i].memfd < 0 ||
-		    ftruncate(fake_mems[i].memfd, (off_t)size)) {
+		    ftruncate(fake_mems[i].memfd, (off_t)rm_size)) {
 			if (fake_mems[i].memfd >= 0)
 				close(fake_mems[i].memfd);
 			return -1;
@@ -100,6 +123,8 @@ static int fake_new_mem(int dev, size_t size, CUcontext ctx, int types)
 		fake_mems[i].refs = 1;
 		fake_mems[i].ctx = ctx;
 		fake_mems[i].handle_types = types;
+		fake_mems[i].rm_handle = fake_next_rm_handle++;
+		fake_mems[i].rm_size = rm_size;
 		return i;
 	}
 	return -1;
@@ -113,12 +138,14 @@ static void fake_put_mem(int i)
 	}
 }
 
-static CUdeviceptr fake_new_va(size_t size, int mem, int legacy)
+/* A new stretch of device addresses for size bytes, FAKE_GRAN aligned,
+ * with a gap after it; 0 if none is left. */
+static CUdeviceptr fake_take_va(size_t size)
 {
 	size_t span = (size + FAKE_GRAN - 1) / FAKE_GRAN * FAKE_GRAN +
 		      FAKE_GRAN;
+	CUdeviceptr base;
 	void *p;
-	int i;
 
 	if (!fake_next_va) {
 		p = mmap(NULL, FAKE_VA_SPACE + FAKE_GRAN, PROT_NONE,
@@ -131,20 +158,42 @@ static CUdeviceptr fake_new_va(size_t size, int mem, int legacy)
 	}
 	if (span > fake_va_end - fake_next_va)
 		return 0;
+	base = fake_next_va;
+	/* Addresses are not reused, as CUDA's buffer IDs are not. */
+	fake_next_va += span;
+	return base;
+}
+
+/* Record the range [base, +size), memory mem from mem_off on (-1: a
+ * reservation); NULL if the table is full. */
+static struct fake_va *fake_add_va(CUdeviceptr base, size_t size, int mem,
+				   size_t mem_off, int legacy)
+{
+	int i;
+
 	for (i = 0; i < FAKE_MAX; i++) {
 		if (fake_vas[i].used)
 			continue;
 		fake_vas[i].used = 1;
-		fake_vas[i].base = fake_next_va;
+		fake_vas[i].base = base;
 		fake_vas[i].size = size;
 		fake_vas[i].mem = mem;
+		fake_vas[i].mem_off = mem_off;
 		fake_vas[i].legacy = legacy;
+		fake_vas[i].reservation = mem < 0;
 		fake_vas[i].buffer_id = fake_next_buffer_id++;
-		/* Addresses are not reused, as CUDA's buffer IDs are not. */
-		fake_next_va += span;
-		return fake_vas[i].base;
+		return &fake_vas[i];
 	}
-	return 0;
+	return NULL;
+}
+
+static CUdeviceptr fake_new_va(size_t size, int mem, int legacy)
+{
+	CUdeviceptr base = fake_take_va(size);
+
+	if (!base || !fake_add_va(base, size, mem, 0, legacy))
+		return 0;
+	return base;
 }
 
 /* --- the device table --- */
@@ -168,6 +217,15 @@ CUresult fake_DeviceGetAttribute(int *v, int attr, CUdevice dev)
 	switch (attr) {
 	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
 		*v = fake_dmabuf_supported[dev];
+		break;
+	case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID:
+		*v = fake_pci_domain[dev];
+		break;
+	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
+		*v = fake_pci_bus[dev];
+		break;
+	case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID:
+		*v = fake_pci_slot[dev];
 		break;
 	case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
@@ -201,6 +259,7 @@ CUresult fake_GetErrorName(CUresult res, const char **s)
 	     res == CUDA_ERROR_NOT_FOUND ? "CUDA_ERROR_NOT_FOUND" :
 	     res == CUDA_ERROR_INVALID_DEVICE ? "CUDA_ERROR_INVALID_DEVICE" :
 	     res == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE" :
+	     res == CUDA_ERROR_NOT_SUPPORTED ? "CUDA_ERROR_NOT_SUPPORTED" :
 	     "CUDA_ERROR_FAKE";
 	return CUDA_SUCCESS;
 }
@@ -399,8 +458,10 @@ CUresult fake_MemGetHandleForAddressRange(void *handle,
 	(void)type, (void)flags;
 	pthread_mutex_lock(&fake_lock);
 	res = fake_range_call(p, &va);
-	/* An fd's offset 0 is the start of the allocation here. */
-	if (res == CUDA_SUCCESS && (p != va->base || size > va->size))
+	/* An fd's offset 0 is the start of the allocation here: not of a
+	 * suballocation, nor of a handle mapped from an offset. */
+	if (res == CUDA_SUCCESS &&
+	    (p != va->base || size > va->size || va->mem_off))
 		res = CUDA_ERROR_NOT_SUPPORTED;
 	if (res == CUDA_SUCCESS)
 		*(int *)handle = fcntl(fake_mems[va->mem].memfd,
@@ -473,6 +534,62 @@ CUresult fake_MemExportToShareableHandle(void *out,
 	return res;
 }
 
+/* Carve size bytes from a chunk of context c (fake_suballoc_max);
+ * fake_lock held.  0 if there is no room. */
+static CUdeviceptr fake_suballoc(struct CUctx_st *c, size_t size)
+{
+	struct fake_chunk *ch, *found = NULL;
+	size_t off;
+	int i;
+
+	for (i = 0; i < (int)(sizeof(fake_chunks) / sizeof(fake_chunks[0]));
+	     i++) {
+		ch = &fake_chunks[i];
+		/* A chunk whose allocations were all freed is gone. */
+		if (ch->used && (!fake_mems[ch->mem].used ||
+				 fake_mems[ch->mem].rm_handle != ch->rm_handle))
+			ch->used = 0;
+		off = (ch->next + FAKE_SUBALLOC_ALIGN - 1) &
+		      ~(size_t)(FAKE_SUBALLOC_ALIGN - 1);
+		if (!found && ch->used && ch->ctx == c &&
+		    off + size <= FAKE_GRAN)
+			found = ch;
+	}
+	if (found) {
+		ch = found;
+		fake_mems[ch->mem].refs++;
+	} else {
+		for (i = 0, ch = NULL; i < (int)(sizeof(fake_chunks) /
+						 sizeof(fake_chunks[0])); i++)
+			if (!fake_chunks[i].used) {
+				ch = &fake_chunks[i];
+				break;
+			}
+		if (!ch)
+			return 0;
+		ch->mem = fake_new_mem(c->dev, FAKE_GRAN, c, 0);
+		if (ch->mem < 0)
+			return 0;
+		ch->va = fake_take_va(FAKE_GRAN);
+		if (!ch->va) {
+			fake_put_mem(ch->mem);
+			return 0;
+		}
+		ch->used = 1;
+		ch->rm_handle = fake_mems[ch->mem].rm_handle;
+		ch->next = 0;
+		ch->ctx = c;
+	}
+	off = (ch->next + FAKE_SUBALLOC_ALIGN - 1) &
+	      ~(size_t)(FAKE_SUBALLOC_ALIGN - 1);
+	if (!fake_add_va(ch->va + off, size, ch->mem, off, 1)) {
+		fake_put_mem(ch->mem);
+		return 0;
+	}
+	ch->next = off + size;
+	return ch->va + off;
+}
+
 CUresult fake_MemAlloc(CUdeviceptr *p, size_t size)
 {
 	struct CUctx_st *c = fake_ctx();
@@ -481,6 +598,13 @@ CUresult fake_MemAlloc(CUdeviceptr *p, size_t size)
 	if (!c)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	pthread_mutex_lock(&fake_lock);
+	if (size && size <= fake_suballoc_max) {
+		*p = fake_suballoc(c, size);
+		if (*p)
+			fake_legacy_allocs[c->dev]++;
+		pthread_mutex_unlock(&fake_lock);
+		return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	m = fake_new_mem(c->dev, size, c, 0);
 	*p = m < 0 ? 0 : fake_new_va(size, m, 1);
 	if (*p)
@@ -553,16 +677,35 @@ CUresult fake_MemAddressReserve(CUdeviceptr *p, size_t size,
 	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-/* The reservation starting at p; fake_lock held. */
-static struct fake_va *fake_reservation(CUdeviceptr p)
+/* The reservation holding [p, +size) (starting at p, if size is 0);
+ * fake_lock held. */
+static struct fake_va *fake_reservation(CUdeviceptr p, size_t size)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX; i++) {
+		struct fake_va *va = &fake_vas[i];
+
+		if (!va->used || !va->reservation)
+			continue;
+		if (size ? p >= va->base && size <= va->size &&
+			   p - va->base <= va->size - size : va->base == p)
+			return va;
+	}
+	return NULL;
+}
+
+/* Whether a handle is mapped anywhere in [p, +size); fake_lock held. */
+static int fake_mapped_in(CUdeviceptr p, size_t size)
 {
 	int i;
 
 	for (i = 0; i < FAKE_MAX; i++)
 		if (fake_vas[i].used && !fake_vas[i].legacy &&
-		    fake_vas[i].base == p)
-			return &fake_vas[i];
-	return NULL;
+		    fake_vas[i].mem >= 0 && fake_vas[i].base < p + size &&
+		    p < fake_vas[i].base + fake_vas[i].size)
+			return 1;
+	return 0;
 }
 
 CUresult fake_MemAddressFree(CUdeviceptr p, size_t size)
@@ -571,13 +714,15 @@ CUresult fake_MemAddressFree(CUdeviceptr p, size_t size)
 
 	(void)size;
 	pthread_mutex_lock(&fake_lock);
-	va = fake_reservation(p);
-	if (va && va->mem < 0)
+	va = fake_reservation(p, 0);
+	if (va && !fake_mapped_in(va->base, va->size))
 		va->used = 0;
 	pthread_mutex_unlock(&fake_lock);
 	return va ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Map [off, +size) of handle h at p, anywhere inside a reservation where
+ * nothing is mapped yet. */
 CUresult fake_MemMap(CUdeviceptr p, size_t size, size_t off,
 		     CUmemGenericAllocationHandle h,
 		     unsigned long long flags)
@@ -586,35 +731,54 @@ CUresult fake_MemMap(CUdeviceptr p, size_t size, size_t off,
 	struct fake_mem *m;
 	CUresult res = CUDA_ERROR_INVALID_VALUE;
 
-	(void)off, (void)flags;
+	(void)flags;
 	pthread_mutex_lock(&fake_lock);
-	va = fake_reservation(p);
+	va = fake_reservation(p, size);
 	m = fake_handle(h);
-	if (va && m && va->mem < 0 && size == m->size) {
+	if (va && m && size && off <= m->size && size <= m->size - off &&
+	    !fake_mapped_in(p, size)) {
 		fake_owner_ctx(m->dev);
-		m->refs++;
-		va->mem = (int)h - 1;
-		va->buffer_id = fake_next_buffer_id++;
-		res = CUDA_SUCCESS;
+		if (fake_add_va(p, size, (int)h - 1, off, 0)) {
+			m->refs++;
+			res = CUDA_SUCCESS;
+		} else {
+			res = CUDA_ERROR_OUT_OF_MEMORY;
+		}
 	}
 	pthread_mutex_unlock(&fake_lock);
 	return res;
 }
 
+/* Unmap every handle mapped in [p, +size), which must hold them whole. */
 CUresult fake_MemUnmap(CUdeviceptr p, size_t size)
 {
-	struct fake_va *va;
 	CUresult res = CUDA_ERROR_INVALID_VALUE;
+	struct fake_va *va;
+	int i, pass;
 
-	(void)size;
 	pthread_mutex_lock(&fake_lock);
-	va = fake_reservation(p);
-	if (va && va->mem >= 0) {
-		fake_owner_ctx(fake_mems[va->mem].dev);
-		fake_put_mem(va->mem);
-		va->mem = -1;
-		res = CUDA_SUCCESS;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < FAKE_MAX; i++) {
+			va = &fake_vas[i];
+			if (!va->used || va->legacy || va->mem < 0 ||
+			    va->base < p || va->base - p >= size)
+				continue;
+			if (pass == 0 && va->size > size - (va->base - p)) {
+				res = CUDA_ERROR_INVALID_VALUE;
+				goto out;
+			}
+			if (pass == 0) {
+				res = CUDA_SUCCESS;
+				continue;
+			}
+			fake_owner_ctx(fake_mems[va->mem].dev);
+			fake_put_mem(va->mem);
+			va->used = 0;
+		}
+		if (res != CUDA_SUCCESS)
+			break;
 	}
+out:
 	pthread_mutex_unlock(&fake_lock);
 	return res;
 }
@@ -681,10 +845,13 @@ CUresult fake_StreamCreate(CUstream *st, unsigned int flags)
 	return res;
 }
 
-/* A stream is used in its own context only, which must be alive. */
+/* A stream is used in its own context only, which must be alive; the
+ * null stream is the current context's default stream. */
 static CUresult fake_stream_check(CUstream st)
 {
-	if (!st || !st->used)
+	if (!st)
+		return fake_ctx() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+	if (!st->used)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!st->ctx->alive)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
@@ -697,7 +864,7 @@ static CUresult fake_stream_check(CUstream st)
 
 CUresult fake_StreamDestroy(CUstream st)
 {
-	CUresult res = fake_stream_check(st);
+	CUresult res = st ? fake_stream_check(st) : CUDA_ERROR_INVALID_HANDLE;
 
 	if (res == CUDA_SUCCESS)
 		st->used = 0;
@@ -719,6 +886,7 @@ static CUresult fake_copy(CUdeviceptr p, void *host, size_t n, CUstream st,
 	struct fake_va *va;
 	struct fake_mem *m;
 	CUresult res = fake_stream_check(st);
+	CUcontext ctx = st ? st->ctx : fake_ctx();
 	ssize_t done;
 
 	if (res != CUDA_SUCCESS)
@@ -732,16 +900,18 @@ static CUresult fake_copy(CUdeviceptr p, void *host, size_t n, CUstream st,
 	va = fake_va_of(p);
 	m = va ? &fake_mems[va->mem] : NULL;
 	if (!m || n > va->size - (p - va->base) ||
-	    (va->legacy ? m->ctx != st->ctx : m->dev != st->ctx->dev)) {
-		if (m && m->dev != st->ctx->dev)
+	    (va->legacy ? m->ctx != ctx : m->dev != ctx->dev)) {
+		if (m && m->dev != ctx->dev)
 			atomic_fetch_add(&fake_wrong_ctx, 1);
 		pthread_mutex_unlock(&fake_lock);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	done = to_gpu ? pwrite(m->memfd, host, n, (off_t)(p - va->base)) :
-			pread(m->memfd, host, n, (off_t)(p - va->base));
+	done = to_gpu ? pwrite(m->memfd, host, n,
+			       (off_t)(va->mem_off + (p - va->base))) :
+			pread(m->memfd, host, n,
+			      (off_t)(va->mem_off + (p - va->base)));
 	pthread_mutex_unlock(&fake_lock);
-	atomic_fetch_add(st->flags & CU_STREAM_NON_BLOCKING ?
+	atomic_fetch_add(st && st->flags & CU_STREAM_NON_BLOCKING ?
 			 &fake_dma_copies : &fake_blocking_copies, 1);
 	return done == (ssize_t)n ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
 }
@@ -794,7 +964,7 @@ int fake_locate(CUdeviceptr p, int *fd, off_t *off)
 	if (va) {
 		dev = fake_mems[va->mem].dev;
 		*fd = fake_mems[va->mem].memfd;
-		*off = (off_t)(p - va->base);
+		*off = (off_t)(va->mem_off + (p - va->base));
 	}
 	pthread_mutex_unlock(&fake_lock);
 	return dev;
@@ -830,6 +1000,93 @@ int fake_live_mems(void)
 		n += fake_mems[i].used;
 	pthread_mutex_unlock(&fake_lock);
 	return n;
+}
+
+/* The live chunk whose addresses hold p; fake_lock held. */
+static struct fake_chunk *fake_chunk_of(CUdeviceptr p)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fake_chunks) / sizeof(fake_chunks[0]); i++) {
+		struct fake_chunk *ch = &fake_chunks[i];
+
+		if (ch->used && fake_mems[ch->mem].used &&
+		    fake_mems[ch->mem].rm_handle == ch->rm_handle &&
+		    p >= ch->va && p - ch->va < FAKE_GRAN)
+			return ch;
+	}
+	return NULL;
+}
+
+/* Whether an allocation of memory mem lies in [p, +len); fake_lock held. */
+static int fake_allocated_in(int mem, CUdeviceptr p, size_t len)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX; i++)
+		if (fake_vas[i].used && fake_vas[i].mem == mem &&
+		    fake_vas[i].base < p + len &&
+		    p < fake_vas[i].base + fake_vas[i].size)
+			return 1;
+	return 0;
+}
+
+CUresult fake_cuda_rm_export(CUdeviceptr p, size_t len, int *dev,
+			     uint32_t *handle, uint64_t *off)
+{
+	CUdeviceptr obj_va, lo, hi;
+	struct fake_chunk *ch;
+	struct fake_va *va;
+	CUresult res;
+	int mem;
+
+	pthread_mutex_lock(&fake_lock);
+	va = fake_va_of(p);
+	ch = va ? NULL : fake_chunk_of(p);
+	if (!va && !ch) {
+		pthread_mutex_unlock(&fake_lock);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	mem = va ? va->mem : ch->mem;
+	obj_va = va ? va->base - va->mem_off : ch->va;
+	/* Legacy memory: its whole object (a chunk's free space too); a
+	 * mapped handle: what is mapped of it there. */
+	lo = va && !va->legacy ? va->base : obj_va;
+	hi = va && !va->legacy ? va->base + va->size :
+	     obj_va + fake_mems[mem].rm_size;
+	*dev = fake_mems[mem].dev;
+	res = fake_owner_ctx(*dev);
+	if (res == CUDA_SUCCESS &&
+	    (!len || p < lo || len > hi - p || !fake_allocated_in(mem, p, len)))
+		res = CUDA_ERROR_INVALID_VALUE;
+	/* A device that cannot export dma-bufs exports nothing. */
+	if (res == CUDA_SUCCESS && !fake_dmabuf_supported[*dev])
+		res = CUDA_ERROR_NOT_SUPPORTED;
+	if (res == CUDA_SUCCESS) {
+		*handle = fake_mems[mem].rm_handle;
+		*off = p - obj_va;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
+
+int fake_cuda_rm_object(uint32_t handle, int *dev, int *memfd,
+			uint64_t *len)
+{
+	int i, ret = -1;
+
+	pthread_mutex_lock(&fake_lock);
+	for (i = 0; i < FAKE_MAX; i++) {
+		if (!fake_mems[i].used || fake_mems[i].rm_handle != handle)
+			continue;
+		*memfd = fcntl(fake_mems[i].memfd, F_DUPFD_CLOEXEC, 0);
+		*dev = fake_mems[i].dev;
+		*len = fake_mems[i].rm_size;
+		ret = *memfd < 0 ? -1 : 0;
+		break;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return ret;
 }
 
 const char *const fake_start_names[NR_STARTS] = {

@@ -17,7 +17,13 @@
  *
  * Device memory is a memfd per allocation, so that what the library maps
  * (an exported fd) and what the test reads as "the GPU's view" are the
- * same bytes.  Addresses are not host addresses.
+ * same bytes.  Addresses are not host addresses.  Each physical
+ * allocation is also one RM memory object of libcuda's RM client, for the
+ * fake nvidia.ko of fake_rm.h: its handle is rm_handle, its length whole
+ * 64 KiB GPU pages.  With fake_suballoc_max set, small cuMemAlloc
+ * allocations share one such object, a FAKE_GRAN chunk, at offsets, as
+ * cudaMalloc suballocates them; cuMemMap maps a handle anywhere inside a
+ * reservation, so that several handles lie side by side.
  *
  * Compiled once (fake_cuda.c) and linked into every unit test that uses
  * it; a test hands fake_syms to the library with gdr_cuda_use_syms(),
@@ -34,7 +40,11 @@
 
 #define FAKE_DEVS	3
 #define FAKE_GRAN	(2UL << 20)
-#define FAKE_MAX	64
+#define FAKE_MAX	128
+/* RM allocates video memory in whole GPU pages. */
+#define FAKE_RM_ALIGN	(64UL << 10)
+/* Where suballocations start in their chunk (cudaMalloc aligns to 256). */
+#define FAKE_SUBALLOC_ALIGN 512
 
 struct CUctx_st {
 	int dev;
@@ -51,6 +61,8 @@ struct fake_mem {
 	int refs;		/* VMM: the handle's references */
 	int handle_types;
 	CUcontext ctx;		/* legacy: the context it belongs to */
+	uint32_t rm_handle;	/* its RM object in libcuda's client */
+	size_t rm_size;		/* that object's length (the memfd's size) */
 };
 
 /* The driver's functions, as the library's table has them: fake_syms
@@ -76,6 +88,14 @@ extern atomic_int fake_wrong_ctx;
 /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED per device (all 1 at first). */
 extern int fake_dmabuf_supported[FAKE_DEVS];
 extern int fake_legacy_allocs[FAKE_DEVS];	/* cuMemAlloc calls per device */
+/* Each device's PCI domain, bus and device (CU_DEVICE_ATTRIBUTE_PCI_*). */
+extern const int fake_pci_domain[FAKE_DEVS];
+extern const int fake_pci_bus[FAKE_DEVS];
+extern const int fake_pci_slot[FAKE_DEVS];
+/* cuMemAlloc of at most this many bytes is carved from a FAKE_GRAN chunk
+ * of the calling context (one physical allocation, one RM object) at
+ * FAKE_SUBALLOC_ALIGN steps; 0 (at first): every allocation its own. */
+extern size_t fake_suballoc_max;
 /* Tests break things: no context of a device can be made current (as a
  * device lost or in exclusive use by another process), or cuMemSetAccess
  * fails with this result. */
@@ -101,8 +121,26 @@ int fake_locate(CUdeviceptr p, int *fd, off_t *off);
 int fake_owner(CUdeviceptr p);
 /* Read or write n bytes of device memory at p, as the GPU would. */
 int fake_gpu_rw(CUdeviceptr p, void *buf, size_t n, int write);
-/* Outstanding physical allocations (legacy and VMM). */
+/* Outstanding physical allocations (legacy and VMM; a chunk is one). */
 int fake_live_mems(void);
+
+/*
+ * For the fake RM (fake_rm.c), what libcuda knows of its own RM objects.
+ * The object behind a dma-buf export of [p, +len), as libcuda names it:
+ * the owning device, the handle and the offset of p in the object, with
+ * the answer the calling thread's context gets (INVALID_CONTEXT under
+ * none, NOT_FOUND under another device's, counted in fake_wrong_ctx).
+ * The range must name allocated memory and stay inside one object (a
+ * cuMemMap'ed stretch of a handle, or a chunk): INVALID_VALUE otherwise;
+ * a device without fake_dmabuf_supported exports nothing: NOT_SUPPORTED.
+ */
+CUresult fake_cuda_rm_export(CUdeviceptr p, size_t len, int *dev,
+			     uint32_t *handle, uint64_t *off);
+/* The live object of libcuda's client with that handle: its device, a
+ * new fd of its memory (the caller's to close) and its length.  0, or -1
+ * once the memory is freed. */
+int fake_cuda_rm_object(uint32_t handle, int *dev, int *memfd,
+			uint64_t *len);
 
 /* The starting contexts every case is tried from, for device dev. */
 enum fake_start { START_NONE, START_OWN_PRIMARY, START_OWN_USER,

@@ -5,9 +5,10 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRCS))
 UNIT_CFLAGS = $(ALL_CFLAGS) -Ilib -Itests/common -fvisibility=default
 
-# What the tests share, compiled once (the fake CUDA driver, fake_cuda.c):
-# an archive, so that a test links only what it uses.
-UNIT_SUPPORT_SRCS := tests/unit/fake_cuda.c
+# What the tests share, compiled once (the fake CUDA driver, fake_cuda.c,
+# and the fake nvidia.ko RM on top of it, fake_rm.c): an archive, so that
+# a test links only what it uses.
+UNIT_SUPPORT_SRCS := tests/unit/fake_cuda.c tests/unit/fake_rm.c
 UNIT_SUPPORT_OBJS := $(patsubst tests/unit/%.c,$(O)/tests/unit/support/%.o,$(UNIT_SUPPORT_SRCS))
 UNIT_SUPPORT_A    := $(O)/tests/unit/support/libunit-support.a
 
@@ -20,13 +21,30 @@ $(UNIT_SUPPORT_A): $(UNIT_SUPPORT_OBJS)
 	$(AR) rcs $@ $^
 
 # Dependency files go to .deps/ so that test_* globs match programs only.
+# UNIT_LDFLAGS: a test's own link flags (target-specific, below).
 $(O)/tests/unit/%: tests/unit/%.c $(UNIT_SUPPORT_A) $(LIB_INTERNAL_A)
 	@mkdir -p $(dir $@).deps
 	$(CC) $(UNIT_CFLAGS) -MMD -MP -MF $(dir $@).deps/$*.d -o $@ $< \
-		$(UNIT_SUPPORT_A) $(LIB_INTERNAL_A) -lpthread -ldl
+		$(UNIT_SUPPORT_A) $(LIB_INTERNAL_A) -lpthread -ldl \
+		$(UNIT_LDFLAGS)
+
+# test_rm_capture's stand-in for libcuda (capture_lib.c), which calls
+# ioctl through its own import: bound at load with its import slot in
+# RELRO, and bound lazily.  The test finds them next to itself, and
+# exports its own ioctl (-rdynamic) to answer their requests.
+UNIT_CAPTURE_LIBS := $(O)/tests/unit/libgdrtest_capture.so \
+		     $(O)/tests/unit/libgdrtest_capture_lazy.so
+$(O)/tests/unit/libgdrtest_capture.so: UNIT_CAPTURE_BIND = -Wl,-z,relro,-z,now
+$(O)/tests/unit/libgdrtest_capture_lazy.so: UNIT_CAPTURE_BIND = -Wl,-z,lazy
+$(UNIT_CAPTURE_LIBS): tests/unit/capture_lib.c
+	@mkdir -p $(dir $@).deps
+	$(CC) $(UNIT_CFLAGS) -fPIC -shared $(UNIT_CAPTURE_BIND) -MMD -MP \
+		-MF $(dir $@).deps/$(notdir $@).d -o $@ $<
+$(O)/tests/unit/test_rm_capture: $(UNIT_CAPTURE_LIBS)
+$(O)/tests/unit/test_rm_capture: UNIT_LDFLAGS = -rdynamic
 
 .PHONY: unit-tests check-unit check-asan
-unit-tests: $(UNIT_BINS)
+unit-tests: $(UNIT_BINS) $(UNIT_CAPTURE_LIBS)
 
 # The unit tests, built as configured.  test_copy_trace proves the access
 # pattern of the routines as shipped; built with the sanitizers they are
