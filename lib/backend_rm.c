@@ -333,19 +333,6 @@ static int rm_unmap(struct gdr *g, struct gdr_region *r, void *va,
 	return 0;
 }
 
-static int rm_driver_version(struct gdr *g, int *major, int *minor)
-{
-	unsigned int a = 0, b = 0;
-	int checked;
-
-	(void)g;
-	if (sscanf(gdr_rm_driver_version(&checked), "%u.%u", &a, &b) != 2)
-		return EOPNOTSUPP;
-	*major = (int)a;
-	*minor = (int)b;
-	return 0;
-}
-
 static int rm_get_attribute(struct gdr *g, gdr_attr_t attr, int *v)
 {
 	(void)g;
@@ -365,6 +352,5 @@ const struct gdr_backend gdr_backend_rm = {
 	.get_info = rm_get_info,
 	.map = rm_map,
 	.unmap = rm_unmap,
-	.driver_version = rm_driver_version,
 	.get_attribute = rm_get_attribute,
 };

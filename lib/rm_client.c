@@ -51,7 +51,6 @@ static struct {
 	int ctl;
 	uint32_t client;
 	char version[NV_RM_API_VERSION_STRING_LENGTH];
-	int checked;
 	int ngpus;
 	struct rm_gpu gpu[NV_MAX_DEVICES];
 	uint32_t next_handle;
@@ -205,8 +204,7 @@ static int check_version(char *why, size_t why_len)
 	q.version[sizeof(q.version) - 1] = '\0';
 	snprintf(rm.version, sizeof(rm.version), "%s", q.version);
 	v = version_number(rm.version);
-	rm.checked = v >= RM_ABI_FIRST && v / 1000000 <= RM_ABI_LAST_MAJOR;
-	if (rm.checked)
+	if (v >= RM_ABI_FIRST && v / 1000000 <= RM_ABI_LAST_MAJOR)
 		return 0;
 	if (forced()) {
 		gdr_warn("driver %s is outside the versions whose RM interface the rm backend was checked against (%s); used anyway, as GDRMAP_BACKEND=rm asks",
@@ -308,12 +306,6 @@ int gdr_rm_client(char *why, size_t why_len)
 		err = make_client(why, why_len);
 	pthread_mutex_unlock(&rm_lock);
 	return err;
-}
-
-const char *gdr_rm_driver_version(int *checked)
-{
-	*checked = rm.checked;
-	return rm.version;
 }
 
 /* A handle for a new object of the client; rm_lock held. */

@@ -18,11 +18,6 @@ struct rm_gpu;
 /* The client, made once per process (again in a fork child). */
 int gdr_rm_client(char *why, size_t why_len);
 
-/* The driver's version as it answered ("580.159.04"), or "" before
- * gdr_rm_client succeeded once; and whether the rm backend's layouts
- * were checked for it. */
-const char *gdr_rm_driver_version(int *checked);
-
 /* The GPU at PCI domain:bus:device, ready for dups and maps. */
 int gdr_rm_gpu(uint32_t domain, uint32_t bus, uint32_t device,
 	       struct rm_gpu **gpu, char *why, size_t why_len);
