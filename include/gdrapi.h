@@ -42,7 +42,7 @@
  *   GDRCOPY_ENABLE_LOGGING  set to any value: print messages on stderr.
  *   GDRCOPY_LOG_LEVEL       1 debug, 2 info, 3 warnings, 4 errors (default).
  *   GDRCOPY_USE_DMABUF_MMAP "1": skip gdrdrv and use the dma-buf backend.
- *   GDRMAP_BACKEND          gdrmap extension: gdrdrv, dmabuf or vulkan
+  *   GDRMAP_BACKEND          gdrmap extension: gdrdrv, dmabuf, rm or vulkan
  *                           forces that backend (gdr_open fails if it is
  *                           not usable, and logs why).
  *   GDRMAP_COPY_ONLY        gdrmap extension: "0" refuses to pin GPU memory

@@ -50,8 +50,8 @@ def helper_path():
 
 
 def backend():
-    """The backend of this process's library instance: 'gdrdrv', 'dmabuf'
-    or 'vulkan' (opening the instance if need be)."""
+    """The backend of this process's library instance: 'gdrdrv', 'dmabuf',
+    'rm' or 'vulkan' (opening the instance if need be)."""
     lib, g = _instance()
     value = ctypes.c_int()
     err = lib.gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, ctypes.byref(value))

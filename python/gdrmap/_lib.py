@@ -24,7 +24,7 @@ from .errors import GdrmapError, library_error
 
 LIBRARY_ENV = "GDRMAP_LIBRARY"
 SONAME = "libgdrapi.so.2"
-BACKENDS = {1: "gdrdrv", 2: "dmabuf", 3: "vulkan"}
+BACKENDS = {1: "gdrdrv", 2: "dmabuf", 3: "vulkan", 4: "rm"}
 GDRMAP_ATTR_BACKEND = 0x10001
 
 
