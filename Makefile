@@ -84,7 +84,7 @@ include tests/vm/vm.mk
 include tests/tree/tree.mk
 include packaging/install.mk
 
-all: lib
+all: lib python-helper-if-headers
 
 # Warnings are errors in every build a tier makes.  The last line totals
 # the suites: "N passed, N failed, N skipped"; the exit status is 1 if any

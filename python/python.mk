@@ -58,6 +58,18 @@ python-helper:
 		python/gdrmap/_fastflag.c; \
 	mv "$$so.tmp" "$$so"
 
+# `make` (all) builds the helper too where PYTHON has its headers, so that
+# the package run from the tree (PYTHONPATH=python) takes it; where they
+# are missing it says so and how to get them, and flags go through ctypes.
+.PHONY: python-helper-if-headers
+python-helper-if-headers:
+	@if $(PYTHON) -c 'import os, sys, sysconfig; \
+		sys.exit(not os.path.isfile(os.path.join( \
+		sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; \
+	then $(MAKE) --no-print-directory python-helper; \
+	else echo "note: $(PYTHON) has no headers, so the Python package's flag helper is not built and its flags go through ctypes (about 1 us slower a call): install them (Debian: apt-get install python3-dev) and run make again" >&2; \
+	fi
+
 # python-mocks: what the tests need but the helper (a GPU machine's
 # Python may have no headers: bench/python-gpu-run.sh builds it apart).
 .PHONY: python-mocks python-tests check-python
