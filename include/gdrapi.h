@@ -86,7 +86,7 @@
 
 /* gdrmap extension: the version of gdrmap itself (not of the API). */
 #define GDRMAP_VERSION_MAJOR	0
-#define GDRMAP_VERSION_MINOR	1
+#define GDRMAP_VERSION_MINOR	2
 
 #ifdef __cplusplus
 extern "C" {

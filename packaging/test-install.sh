@@ -25,9 +25,12 @@ for f in lib64/libgdrapi.so.2.6 lib64/libgdrapi.so.2 lib64/libgdrapi.so \
 done
 [ "$(readlink "$p/lib64/libgdrapi.so")" = libgdrapi.so.2 ] || fail "libgdrapi.so link"
 [ "$(readlink "$p/lib64/libgdrapi.so.2")" = libgdrapi.so.2.6 ] || fail "libgdrapi.so.2 link"
+# The DKMS source is named by gdrmap's version (gdrapi.h's GDRMAP_VERSION_*).
+v=$(sed -n 's/^#define GDRMAP_VERSION_MAJOR[[:space:]]*//p' "$top/include/gdrapi.h").$(sed -n \
+	's/^#define GDRMAP_VERSION_MINOR[[:space:]]*//p' "$top/include/gdrapi.h")
 for f in etc/modprobe.d/gdrdrv.conf etc/udev/rules.d/60-gdrdrv.rules \
-	usr/src/gdrdrv-0.1/dkms.conf usr/src/gdrdrv-0.1/gdrdrv/Kbuild \
-	usr/src/gdrdrv-0.1/nvidia/nv-p2p.h usr/src/gdrdrv-0.1/uapi/gdrdrv_ioctl.h; do
+	usr/src/gdrdrv-$v/dkms.conf usr/src/gdrdrv-$v/gdrdrv/Kbuild \
+	usr/src/gdrdrv-$v/nvidia/nv-p2p.h usr/src/gdrdrv-$v/uapi/gdrdrv_ioctl.h; do
 	[ -e "$dest/$f" ] || fail "make install-kmod-config install-dkms-src did not install $f"
 done
 grep -q 'GROUP="video", MODE="0660"' "$dest/etc/udev/rules.d/60-gdrdrv.rules" ||

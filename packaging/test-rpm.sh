@@ -37,8 +37,8 @@ check() {	# package, files it must hold
 		echo "$list" | grep -q "$f\$" || fail "$(basename "$rpm") lacks $f"
 	done
 }
-check gdrmap /libgdrapi.so.2 /libgdrapi.so.2.6
-check gdrmap-devel /libgdrapi.so /include/gdrapi.h /pkgconfig/gdrapi.pc /man3/gdr_open.3
+check gdrmap /libgdrapi.so /libgdrapi.so.2 /libgdrapi.so.2.6
+check gdrmap-devel /include/gdrapi.h /pkgconfig/gdrapi.pc /man3/gdr_open.3
 check gdrmap-tools /bin/gdrmap /man1/gdrmap.1
 check python3-gdrmap /gdrmap/__init__.py /gdrmap/mapping.py
 check gdrmap-dkms /dkms.conf /gdrdrv/Kbuild /modprobe.d/gdrdrv.conf /60-gdrdrv.rules /man4/gdrdrv.4

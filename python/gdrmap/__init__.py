@@ -26,7 +26,7 @@ from .errors import GdrmapError
 from .mapping import Mapping
 from .memory import cupy_memory_pool, mem_alloc, mem_free
 
-__version__ = "0.1"
+__version__ = "0.2"
 __all__ = ["Mapping", "GdrmapError", "doctor", "mem_alloc", "mem_free",
            "cupy_memory_pool", "library_path", "helper_path", "backend"]
 

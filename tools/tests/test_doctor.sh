@@ -35,9 +35,9 @@ expect "doctor --json has the documented keys" jq_has "$f" \
 	.pinnable.cumemalloc.copy_only_write_8b_us .pinnable.frameworks
 expect "command is doctor" jq_is "$f" .command doctor
 expect "tool is gdrmap" jq_is "$f" .tool gdrmap
-expect "three backends" jq_is "$f" .backends# 3
+expect "four backends" jq_is "$f" .backends# 4
 i=0
-for b in gdrdrv dmabuf vulkan; do
+for b in gdrdrv dmabuf rm vulkan; do
 	expect "backend $i is $b" jq_is "$f" ".backends[$i].name" $b
 	expect "backend $b has its keys" jq_has "$f" ".backends[$i].usable" \
 		".backends[$i].reason" ".backends[$i].fix" \
@@ -52,8 +52,8 @@ done
 # The module-free findings: one check each unless unknown, with the same
 # words; the library, which runs the same code, names every cause too.
 expect "six module-free findings" jq_is "$f" .module_free.findings# 6
-vulkan_usable=$("$JSONQ" "$f" .backends[2].usable)
-"$JSONQ" "$f" .backends[2].reason >"$OUT/vulkan-reason.txt"
+vulkan_usable=$("$JSONQ" "$f" .backends[3].usable)
+"$JSONQ" "$f" .backends[3].reason >"$OUT/vulkan-reason.txt"
 i=0
 for name in "nvidia devices" container "vulkan loader" "vulkan icd" \
 	"vulkan icd library" "vulkan gpu"; do

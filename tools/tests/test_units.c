@@ -203,10 +203,12 @@ static void test_pinnable(void)
 	pinnable(&p, bp, &g, 0);
 	CHECK(p.vmm_fd_here == -1 && p.cumemalloc_module_free == -1,
 	      "no GPU: unknown");
-	bp[2].usable = true;
+	/* probe_backends' order: gdrdrv, dmabuf, rm, vulkan. */
+	bp[3].usable = true;
 	pinnable(&p, bp, &g, 1);
 	CHECK(p.vmm_fd_module_free == 1 && p.vmm_fd_here == 1 &&
-	      p.cumemalloc_module_free == 0 && p.cumemalloc_here == 0,
+	      p.cumemalloc_module_free == 0 && p.cumemalloc_here == 0 &&
+	      !strcmp(p.module_free, "vulkan"),
 	      "vulkan: cuMemCreate+fd yes, cuMemAlloc no");
 	g.posix_fd = 0;
 	pinnable(&p, bp, &g, 1);
@@ -216,9 +218,15 @@ static void test_pinnable(void)
 	CHECK(p.vmm_fd_module_free == 0 && p.vmm_fd_here == 1 &&
 	      p.cumemalloc_module_free == 0 && p.cumemalloc_here == 1,
 	      "gdrdrv pins both, neither without a module");
+	bp[2].usable = true;
+	pinnable(&p, bp, &g, 1);
+	CHECK(p.vmm_fd_module_free == 1 && p.cumemalloc_module_free == 1 &&
+	      !strcmp(p.module_free, "rm"),
+	      "the rm backend pins both without a module");
 	bp[1].usable = true;
 	pinnable(&p, bp, &g, 1);
-	CHECK(p.vmm_fd_module_free == 1 && p.cumemalloc_module_free == 1,
+	CHECK(p.vmm_fd_module_free == 1 && p.cumemalloc_module_free == 1 &&
+	      !strcmp(p.module_free, "dmabuf"),
 	      "a dma-buf mmap driver pins both without a module");
 }
 
