@@ -106,6 +106,16 @@ void gdr_buffer_id_record(struct gdr_region *r);
 int gdr_buffer_id_callback_flag(struct gdr *g, struct gdr_region *r,
 				int *flag);
 
+/*
+ * The module-free backends' rule for GDR_PIN_FLAG_FORCE_PCIE, one for
+ * all: on a GPU without a coherent link to the CPU every mapping is PCIe
+ * already, and NVIDIA's driver refuses the flag there (so gdrdrv, and
+ * GDRCopy's dma-buf path, refuse it): refused with EOPNOTSUPP, saying
+ * why.  0 where a coherent link exists (the backend decides) or the flag
+ * was not asked for.
+ */
+int gdr_force_pcie_refused(const struct gdr_region *r, int dev);
+
 /* Copy src into dst with every empty slot filled with its default. */
 void gdr_backend_complete(struct gdr_backend *dst,
 			  const struct gdr_backend *src);

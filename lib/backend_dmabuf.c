@@ -196,6 +196,10 @@ static int dmabuf_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 		gdr_err("%s", gdr_cuda_scope_error(&s, res, msg, sizeof(msg)));
 		return ENODEV;
 	}
+	if (gdr_force_pcie_refused(r, s.dev)) {
+		err = EOPNOTSUPP;
+		goto leave;
+	}
 	err = probe_device(s.dev, msg, sizeof(msg));
 	if (err) {
 		gdr_err("the dmabuf backend cannot map memory of CUDA device %d: %s",

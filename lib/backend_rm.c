@@ -247,14 +247,12 @@ static int rm_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 		return gdr_pin_unmappable("CUDA knows no device memory in [0x%llx, +%llu)",
 					  (unsigned long long)r->addr,
 					  (unsigned long long)r->size);
+	if (gdr_force_pcie_refused(r, dev))
+		return EOPNOTSUPP;
 	if (r->pin_flags & GDR_PIN_FLAG_FORCE_PCIE) {
 		/* RM chooses the path of a CPU mapping itself: it cannot be
-		 * asked for BAR1 where a coherent link exists, and NVIDIA's
-		 * driver refuses the flag where none does. */
-		gdr_err("GDR_PIN_FLAG_FORCE_PCIE: the rm backend maps as the driver chooses, %s; pin without the flag%s",
-			coherent(dev) ? "over the coherent link here" :
-			"and PCIe is the only path on this machine (NVIDIA's driver refuses the flag here too)",
-			coherent(dev) ? ", or load gdrdrv" : "");
+		 * asked for BAR1 where the coherent link serves. */
+		gdr_err("GDR_PIN_FLAG_FORCE_PCIE: the rm backend maps as the driver chooses, over the coherent link here: pin without the flag, or load gdrdrv");
 		return EOPNOTSUPP;
 	}
 	err = probe_device(dev, why, sizeof(why));

@@ -274,6 +274,10 @@ static int vulkan_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 			gdr_cuda_scope_error(&s, res, msg, sizeof(msg)));
 		return ENODEV;
 	}
+	if (gdr_force_pcie_refused(r, s.dev)) {
+		err = EOPNOTSUPP;
+		goto leave;
+	}
 	if (s.call->PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
 					r->addr) == CUDA_SUCCESS && managed) {
 		gdr_err("0x%llx is managed memory, which cannot be mapped for the CPU this way: %s",
@@ -387,10 +391,10 @@ static int vulkan_unmap(struct gdr *g, struct gdr_region *r, void *va,
 static int vulkan_get_attribute(struct gdr *g, gdr_attr_t attr, int *v)
 {
 	(void)g;
-	/* Pins keep their memory alive (persistent), and BAR1 mappings go
-	 * over PCIe whatever the flag says. */
-	*v = attr == GDR_ATTR_USE_PERSISTENT_MAPPING ||
-	     attr == GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE;
+	/* Pins keep their memory alive (persistent); GDR_PIN_FLAG_FORCE_PCIE
+	 * is honoured only where a coherent link exists
+	 * (gdr_force_pcie_refused), which the pin tells. */
+	*v = attr == GDR_ATTR_USE_PERSISTENT_MAPPING;
 	return 0;
 }
 
