@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cuda_api.h"
+#include "dev_probe.h"
 #include "internal.h"
 #include "log.h"
 
@@ -30,24 +31,9 @@ static const struct gdr_cuda *cu;
 static char load_why[256];
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
-/* What the try on each device found; under probe_lock. */
-static struct dev_probe {
-	int done;
-	int err;
-	char why[256];
-} *probes;
-static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static void load(void)
 {
 	cu = gdr_cuda_get(load_why, sizeof(load_why));
-	if (cu)
-		probes = calloc(cu->device_count ? (size_t)cu->device_count : 1,
-				sizeof(*probes));
-	if (cu && !probes) {
-		snprintf(load_why, sizeof(load_why), "out of memory");
-		cu = NULL;
-	}
 }
 
 /* Export a dma-buf of [ptr, +size) in s; the fd or -1 (and *res). */
@@ -62,8 +48,8 @@ static int export_dmabuf(const struct gdr_cuda_scope *s, CUdeviceptr ptr,
 	return *res == CUDA_SUCCESS ? fd : -1;
 }
 
-/* Allocate, export and mmap on dev: 0 or an errno, and p->why. */
-static int try_device(int dev, struct dev_probe *p)
+/* Allocate, export and mmap on dev: 0 or an errno, and why. */
+static int try_device(int dev, char *why, size_t why_len)
 {
 	struct gdr_cuda_scope s;
 	CUdeviceptr ptr = 0;
@@ -75,25 +61,25 @@ static int try_device(int dev, struct dev_probe *p)
 	cu->DeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
 			       dev);
 	if (!supported) {
-		snprintf(p->why, sizeof(p->why),
+		snprintf(why, why_len,
 			 "CUDA device %d or its driver does not support dma-buf export",
 			 dev);
 		return ENOTSUP;
 	}
 	res = gdr_cuda_enter(dev, &s);
 	if (res != CUDA_SUCCESS) {
-		gdr_cuda_scope_error(&s, res, p->why, sizeof(p->why));
+		gdr_cuda_scope_error(&s, res, why, why_len);
 		return ENODEV;
 	}
 	res = s.call->MemAlloc(&ptr, PROBE_SIZE);
 	if (res != CUDA_SUCCESS) {
-		snprintf(p->why, sizeof(p->why), "cuMemAlloc on device %d failed: %s",
+		snprintf(why, why_len, "cuMemAlloc on device %d failed: %s",
 			 dev, gdr_cuda_error(cu, res, msg, sizeof(msg)));
 		goto leave;
 	}
 	fd = export_dmabuf(&s, ptr, PROBE_SIZE, 0, &res);
 	if (fd < 0) {
-		snprintf(p->why, sizeof(p->why),
+		snprintf(why, why_len,
 			 "cuMemGetHandleForAddressRange on device %d failed: %s",
 			 dev, gdr_cuda_error(cu, res, msg, sizeof(msg)));
 		err = ENOTSUP;
@@ -103,7 +89,7 @@ static int try_device(int dev, struct dev_probe *p)
 	if (va == MAP_FAILED) {
 		int e = errno;
 
-		snprintf(p->why, sizeof(p->why),
+		snprintf(why, why_len,
 			 "this driver exports dma-bufs but refuses their mmap (%s%s); GDRCopy 2.6 expects CUDA 13.3 drivers to allow it (none seen yet)",
 			 e == ENOTSUPP_KERNEL ? "ENOTSUPP" : strerror(e),
 			 e == ENOTSUPP_KERNEL ? ", errno 524" : "");
@@ -121,27 +107,7 @@ leave:
 }
 
 /* Whether dma-bufs of dev can be mapped, tried once per process. */
-static int probe_device(int dev, char *why, size_t why_len)
-{
-	struct dev_probe *p;
-	int err;
-
-	if (dev < 0 || dev >= cu->device_count) {
-		snprintf(why, why_len, "there is no CUDA device %d", dev);
-		return ENODEV;
-	}
-	pthread_mutex_lock(&probe_lock);
-	p = &probes[dev];
-	if (!p->done) {
-		p->err = try_device(dev, p);
-		p->done = 1;
-	}
-	err = p->err;
-	if (err)
-		snprintf(why, why_len, "%s", p->why);
-	pthread_mutex_unlock(&probe_lock);
-	return err;
-}
+static struct gdr_dev_probe probes = GDR_DEV_PROBE_INIT(try_device);
 
 /* The device to try at open: the calling thread's, else the first one
  * that says it can export dma-bufs, else 0 (whose try says why not). */
@@ -173,7 +139,7 @@ static int dmabuf_open(struct gdr *g, char *why, size_t why_len)
 		snprintf(why, why_len, "CUDA sees no device");
 		return ENODEV;
 	}
-	return probe_device(device_to_try(), why, why_len);
+	return gdr_dev_probe(&probes, device_to_try(), why, why_len);
 }
 
 static int dmabuf_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
@@ -200,7 +166,7 @@ static int dmabuf_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 		err = EOPNOTSUPP;
 		goto leave;
 	}
-	err = probe_device(s.dev, msg, sizeof(msg));
+	err = gdr_dev_probe(&probes, s.dev, msg, sizeof(msg));
 	if (err) {
 		gdr_err("the dmabuf backend cannot map memory of CUDA device %d: %s",
 			s.dev, msg);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cuda_api.h"
+#include "dev_probe.h"
 #include "internal.h"
 #include "log.h"
 #include "rm_abi.h"
@@ -40,13 +41,6 @@
 static const struct gdr_cuda *cu;
 static size_t host_page;
 
-/* What the once-per-device probe found. */
-static struct dev_probe {
-	int done;
-	int err;
-	char why[RM_WHY_LEN];
-} *probes;
-static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The device owning some byte of [addr, +size), or -1; *what says what
  * else was found there. */
@@ -89,7 +83,7 @@ static int coherent(int dev)
  * through the mapping and read by DMA, and the other way round.  A
  * driver that lets each step pass but maps the wrong memory is caught.
  */
-static int try_device(int dev, struct dev_probe *pr)
+static int try_device(int dev, char *why, size_t why_len)
 {
 	struct gdr_cuda_scope s;
 	struct rm_gpu *gpu;
@@ -99,31 +93,33 @@ static int try_device(int dev, struct dev_probe *pr)
 	volatile uint64_t *m;
 	CUresult res;
 	void *va;
-	char msg[160];
+	char msg[160], pin_why[RM_WHY_LEN];
 	int err;
 
-	err = gpu_of_device(dev, &gpu, pr->why, sizeof(pr->why));
+	err = gpu_of_device(dev, &gpu, why, why_len);
 	if (err)
 		return err;
 	res = gdr_cuda_enter(dev, &s);
 	if (res != CUDA_SUCCESS) {
-		gdr_cuda_scope_error(&s, res, pr->why, sizeof(pr->why));
+		gdr_cuda_scope_error(&s, res, why, why_len);
 		return ENODEV;
 	}
 	res = s.call->MemAlloc(&ptr, PROBE_SIZE);
 	if (res != CUDA_SUCCESS) {
-		snprintf(pr->why, sizeof(pr->why), "cuMemAlloc on device %d failed: %s",
+		snprintf(why, why_len, "cuMemAlloc on device %d failed: %s",
 			 dev, gdr_cuda_error(cu, res, msg, sizeof(msg)));
 		err = ENOMEM;
 		goto leave;
 	}
 	win = ptr;
-	p = rm_window_pin(&s, gpu, ptr, PROBE_SIZE, &win, &win_len, &err, pr->why);
+	p = rm_window_pin(&s, gpu, ptr, PROBE_SIZE, &win, &win_len, &err,
+			  pin_why);
 	if (!p) {
+		snprintf(why, why_len, "%s", pin_why);
 		err = err == GDR_PIN_UNMAPPABLE ? ENOTSUP : err;
 		goto free;
 	}
-	err = rm_window_map(p, win, host_page, &va, pr->why, sizeof(pr->why));
+	err = rm_window_map(p, win, host_page, &va, why, why_len);
 	if (err)
 		goto unpin;
 	m = (volatile uint64_t *)((char *)va + (ptr - win));
@@ -140,11 +136,11 @@ static int try_device(int dev, struct dev_probe *pr)
 			res = s.call->StreamSynchronize(NULL);
 	}
 	if (res != CUDA_SUCCESS) {
-		snprintf(pr->why, sizeof(pr->why), "a copy to check the mapping failed: %s",
+		snprintf(why, why_len, "a copy to check the mapping failed: %s",
 			 gdr_cuda_error(cu, res, msg, sizeof(msg)));
 		err = EIO;
 	} else if (got != ~want) {
-		snprintf(pr->why, sizeof(pr->why), "RM mapped device %d's memory for the CPU, but the mapping does not show what the GPU holds (read 0x%llx): this driver maps some other way; load gdrdrv",
+		snprintf(why, why_len, "RM mapped device %d's memory for the CPU, but the mapping does not show what the GPU holds (read 0x%llx): this driver maps some other way; load gdrdrv",
 			 dev, (unsigned long long)got);
 		err = EIO;
 	}
@@ -158,27 +154,7 @@ leave:
 	return err;
 }
 
-static int probe_device(int dev, char *why, size_t why_len)
-{
-	struct dev_probe *pr;
-	int err;
-
-	if (dev < 0 || dev >= cu->device_count) {
-		snprintf(why, why_len, "there is no CUDA device %d", dev);
-		return ENODEV;
-	}
-	pthread_mutex_lock(&probe_lock);
-	pr = &probes[dev];
-	if (!pr->done) {
-		pr->err = try_device(dev, pr);
-		pr->done = 1;
-	}
-	err = pr->err;
-	if (err)
-		snprintf(why, why_len, "%s", pr->why);
-	pthread_mutex_unlock(&probe_lock);
-	return err;
-}
+static struct gdr_dev_probe probes = GDR_DEV_PROBE_INIT(try_device);
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_why[256];
@@ -189,13 +165,6 @@ static void load(void)
 
 	host_page = pg > 0 ? (size_t)pg : 4096;
 	cu = gdr_cuda_get(load_why, sizeof(load_why));
-	if (cu)
-		probes = calloc(cu->device_count ? (size_t)cu->device_count : 1,
-				sizeof(*probes));
-	if (cu && !probes) {
-		snprintf(load_why, sizeof(load_why), "out of memory");
-		cu = NULL;
-	}
 }
 
 static int rm_open(struct gdr *g, char *why, size_t why_len)
@@ -221,7 +190,7 @@ static int rm_open(struct gdr *g, char *why, size_t why_len)
 	/* The calling thread's device, else the first. */
 	if (gdr_cuda_current_device(&dev) != CUDA_SUCCESS)
 		dev = 0;
-	return probe_device(dev, why, why_len);
+	return gdr_dev_probe(&probes, dev, why, why_len);
 }
 
 static int rm_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
@@ -255,7 +224,7 @@ static int rm_pin(struct gdr *g, struct gdr_region *r, uint64_t p2p_token,
 		gdr_err("GDR_PIN_FLAG_FORCE_PCIE: the rm backend maps as the driver chooses, over the coherent link here: pin without the flag, or load gdrdrv");
 		return EOPNOTSUPP;
 	}
-	err = probe_device(dev, why, sizeof(why));
+	err = gdr_dev_probe(&probes, dev, why, sizeof(why));
 	if (!err)
 		err = gpu_of_device(dev, &gpu, why, sizeof(why));
 	if (err) {
