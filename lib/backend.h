@@ -116,6 +116,11 @@ int gdr_buffer_id_callback_flag(struct gdr *g, struct gdr_region *r,
  */
 int gdr_force_pcie_refused(const struct gdr_region *r, int dev);
 
+/* get_info for a backend that pins whole host pages (dmabuf, rm): the
+ * window, host pages, r->map_type. */
+int gdr_get_info_host_pages(struct gdr *g, struct gdr_region *r,
+			     struct gdr_pin_info *info);
+
 /* Copy src into dst with every empty slot filled with its default. */
 void gdr_backend_complete(struct gdr_backend *dst,
 			  const struct gdr_backend *src);

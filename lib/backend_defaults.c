@@ -62,6 +62,16 @@ static int default_get_info(struct gdr *g, struct gdr_region *r,
 	return 0;
 }
 
+int gdr_get_info_host_pages(struct gdr *g, struct gdr_region *r,
+			     struct gdr_pin_info *info)
+{
+	info->va = r->pin_addr;
+	info->mapped_size = r->pin_size;
+	info->page_size = (uint32_t)g->host_page_size;
+	info->mapping_type = r->map_type;
+	return 0;
+}
+
 static int default_get_info_v1(struct gdr *g, struct gdr_region *r,
 			       struct gdr_pin_info *info)
 {

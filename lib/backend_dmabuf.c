@@ -214,16 +214,6 @@ static int dmabuf_unpin(struct gdr *g, struct gdr_region *r)
 	return 0;
 }
 
-static int dmabuf_get_info(struct gdr *g, struct gdr_region *r,
-			   struct gdr_pin_info *info)
-{
-	info->va = r->pin_addr;
-	info->mapped_size = r->pin_size;
-	info->page_size = (uint32_t)g->host_page_size;
-	info->mapping_type = r->map_type;
-	return 0;
-}
-
 /* Coherent platforms map cached unless PCIe was asked for. */
 static gdr_mapping_type_t natural_type(struct gdr_region *r)
 {
@@ -283,7 +273,7 @@ const struct gdr_backend gdr_backend_dmabuf = {
 	.pin = dmabuf_pin,
 	.unpin = dmabuf_unpin,
 	.get_callback_flag = gdr_buffer_id_callback_flag,
-	.get_info = dmabuf_get_info,
+	.get_info = gdr_get_info_host_pages,
 	.map = dmabuf_map,
 	.unmap = dmabuf_unmap,
 	.get_attribute = dmabuf_get_attribute,

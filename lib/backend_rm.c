@@ -257,16 +257,6 @@ static int rm_unpin(struct gdr *g, struct gdr_region *r)
 	return 0;
 }
 
-static int rm_get_info(struct gdr *g, struct gdr_region *r,
-		       struct gdr_pin_info *info)
-{
-	info->va = r->pin_addr;
-	info->mapped_size = r->pin_size;
-	info->page_size = (uint32_t)g->host_page_size;
-	info->mapping_type = r->map_type;
-	return 0;
-}
-
 static int rm_map(struct gdr *g, struct gdr_region *r, size_t len,
 		  gdr_mapping_type_t want, void **va, gdr_mapping_type_t *got)
 {
@@ -316,7 +306,7 @@ const struct gdr_backend gdr_backend_rm = {
 	.pin = rm_pin,
 	.unpin = rm_unpin,
 	.get_callback_flag = gdr_buffer_id_callback_flag,
-	.get_info = rm_get_info,
+	.get_info = gdr_get_info_host_pages,
 	.map = rm_map,
 	.unmap = rm_unmap,
 	.get_attribute = rm_get_attribute,
