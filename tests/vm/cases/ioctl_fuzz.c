@@ -1140,17 +1140,13 @@ static int run_episode(uint64_t seed, int nthreads, const struct level *base)
 	}
 	{
 		unsigned long long bytes;
-		int n, p;
-		FILE *pf = fopen("/proc/driver/gdrdrv/pinned", "r");
+		int n, left;
 
-		while (pf && fscanf(pf, "%d %llu %d", &p, &bytes, &n) == 3)
-			if (p == pid) {
-				fprintf(stderr, "episode seed %#llx: its process is still listed as pinning\n",
-					(unsigned long long)seed);
-				ok = 0;
-			}
-		if (pf)
-			fclose(pf);
+		if (!pinned_line(pid, &bytes, &n, &left)) {
+			fprintf(stderr, "episode seed %#llx: its process is still listed as pinning\n",
+				(unsigned long long)seed);
+			ok = 0;
+		}
 	}
 	if (kernel_complained()) {
 		fprintf(stderr, "episode seed %#llx: the kernel complained\n",
