@@ -306,7 +306,9 @@ int gdrdrv_unpin(struct gdrdrv_file *f, u64 handle)
 /*
  * At close, or when the process that opened the fd exits while another (a
  * fork child) still holds it: release every pin, and put again those whose
- * put_pages failed before.  may_put_own: see gdrdrv_may_put.
+ * put_pages failed, before or just now (a failure before the driver's lock
+ * is a failed allocation, which may pass a moment later; at the last
+ * close it is the pin's last chance).  may_put_own: see gdrdrv_may_put.
  */
 void gdrdrv_unpin_all(struct gdrdrv_file *f, bool may_put_own)
 {
@@ -315,7 +317,6 @@ void gdrdrv_unpin_all(struct gdrdrv_file *f, bool may_put_own)
 	LIST_HEAD(stuck);
 
 	mutex_lock(&f->lock);
-	list_splice_init(&f->stuck, &stuck);
 	xa_for_each(&f->regions, handle, r) {
 		xa_erase(&f->regions, handle);
 		mutex_unlock(&f->lock);
@@ -325,6 +326,7 @@ void gdrdrv_unpin_all(struct gdrdrv_file *f, bool may_put_own)
 
 		mutex_lock(&f->lock);
 	}
+	list_splice_init(&f->stuck, &stuck);
 	mutex_unlock(&f->lock);
 
 	list_for_each_entry_safe(r, tmp, &stuck, stuck) {
