@@ -15,7 +15,11 @@
  *    copy before, until the memory is freed;
  *  - both modes: a pin whose put_pages failed before reaching the driver
  *    (nvsim's fail_puts) is kept, listed and charged until the close puts
- *    it again.
+ *    it again;
+ *  - both modes: an opener that closed its copy of the fd after a fork
+ *    (gdr_close) and then exits releases nothing: the pins live until the
+ *    child, which also holds /dev/nvsim, exits (its last close puts
+ *    persistent pins; callback-mode ones go with the memory it held).
  */
 #include <sys/wait.h>
 
@@ -153,6 +157,64 @@ static void failed_put(void)
 	CU_OK(cuMemFree(d));
 }
 
+/* The opener's side of opener_gone: see the top.  Exit status. */
+static int opener(int ready, int go)
+{
+	CUdeviceptr d;
+	uint64_t h;
+	pid_t kid;
+	char c;
+	int fd;
+
+	vm_cuda_init();
+	d = vm_alloc(LEN);
+	fd = gdrdrv_open();
+	if (gdrdrv_pin(fd, d, LEN, &h))
+		return 2;
+	kid = fork();
+	if (kid < 0)
+		return 3;
+	if (kid == 0)
+		_exit(read(go, &c, 1) == 1 ? 0 : 1);
+	close(fd);
+	return write(ready, &kid, sizeof(kid)) == sizeof(kid) ? 0 : 4;
+}
+
+/* An opener that closed its fd after a fork, then exited. */
+static void opener_gone(void)
+{
+	long held = gdrdrv_refcount(), nv = nvsim_count("outstanding_pins");
+	int ready[2], go[2], st;
+	pid_t pid, kid = 0;
+
+	REQUIRE(pipe(ready) == 0 && pipe(go) == 0, "pipe");
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0)
+		_exit(opener(ready[1], go[0]));
+	REQUIRE(read(ready[0], &kid, sizeof(kid)) == sizeof(kid),
+		"the opener did not fork");
+	REQUIRE(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		!WEXITSTATUS(st), "the opener: status %#x", st);
+	CHECK(gdrdrv_refcount() == held + 1 &&
+	      nvsim_count("outstanding_pins") == nv + 1,
+	      "the opener's exit, after its gdr_close, released the pin its child still holds (gdrdrv %ld, nvsim %ld more)",
+	      gdrdrv_refcount() - held, nvsim_count("outstanding_pins") - nv);
+	CHECK(write(go[1], "x", 1) == 1, "telling the child");
+	/* The child is the opener's: reparented, not ours to wait. */
+	for (int i = 0; i < 500 && !kill(kid, 0); i++)
+		usleep(10000);
+	CHECK(gdrdrv_refcount() == held &&
+	      nvsim_count("outstanding_pins") == nv,
+	      "after the child's exit: gdrdrv %ld, nvsim %ld more pins",
+	      gdrdrv_refcount() - held, nvsim_count("outstanding_pins") - nv);
+	for (int i = 0; i < 2; i++) {
+		close(ready[i]);
+		close(go[i]);
+	}
+}
+
 int main(void)
 {
 	int fd, persistent;
@@ -162,10 +224,12 @@ int main(void)
 		return test_done();
 	}
 	atexit(restore);
-	vm_cuda_init();
 	fd = gdrdrv_open();
 	persistent = gdrdrv_persistent(fd);
 	close(fd);
+	/* First: its opener must be the first of the two to use CUDA. */
+	opener_gone();
+	vm_cuda_init();
 	failed_put();
 	if (!persistent) {
 		token_rounds();
