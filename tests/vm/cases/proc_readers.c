@@ -10,8 +10,8 @@
  *  - nv_get_pages_refcount, the count of every user's pins, is root's
  *    (0440, as GDRCopy's): another user gets EACCES;
  *  - a walk of the open files that others open files during leaves none
- *    out: a reader walks 10000 open files, held off its CPU by a
- *    real-time hog a moment after it began, while 100 more are opened and
+ *    out: a reader walks 40000 open files, held off its CPU by a
+ *    real-time hog 2 ms into its read, while 100 more are opened and
  *    then, by another process, one more, last of all; that process must
  *    be listed (the walk used to keep room for 16 more files than it
  *    started with, and drop the rest).
@@ -118,7 +118,7 @@ static void refcount_mode(void)
 	CHECK(gdrdrv_refcount() >= 0, "root cannot read %s", REFCOUNT);
 }
 
-#define HELD	10000	/* files open before the walk */
+#define HELD	40000	/* files open before the walk */
 #define MORE	100	/* files opened during it */
 
 static void on_cpu(int cpu)
@@ -128,6 +128,23 @@ static void on_cpu(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The CPU time pid has run, in ns (/proc/PID/schedstat), or 0. */
+static unsigned long long ran_ns(pid_t pid)
+{
+	unsigned long long ns = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
 }
 
 /* A child that waits for a byte on fd, then runs fn; killed with us. */
@@ -184,6 +201,7 @@ static int walk_once(void)
 	char text[1 << 16], *line, *save = NULL, c;
 	int more[MORE], out[2], go[2], wake[2], tell[2], told[2], st;
 	int found = 0;
+	unsigned long long t0;
 	pid_t reader, h, last;
 	ssize_t n, got = 0;
 
@@ -213,7 +231,10 @@ static int walk_once(void)
 	}
 	close(out[1]);
 	REQUIRE(read(go[0], &c, 1) == 1, "the reader did not start");
-	usleep(1000);
+	/* 2 ms into its read: a few hundred files into the walk. */
+	t0 = ran_ns(reader);
+	while (ran_ns(reader) < t0 + 2000000 && !waitpid(reader, &st, WNOHANG))
+		;
 	REQUIRE(write(wake[1], "h", 1) == 1, "waking the hog");
 	for (int i = 0; i < MORE; i++)
 		more[i] = gdrdrv_open();
