@@ -111,13 +111,30 @@ static inline pgprot_t gdrdrv_pgprot_writecombine(pgprot_t prot)
 #endif
 
 /*
+ * The pid namespace of the procfs instance that a /proc file was opened
+ * in: the one whose numbers the file shows, as /proc/locks does, whoever
+ * reads it.
+ */
+#include <linux/fs.h>
+#include <linux/pid_namespace.h>
+#include <linux/proc_fs.h>
+
+static inline struct pid_namespace *gdrdrv_proc_pid_ns(const struct file *file)
+{
+#ifdef GDRDRV_HAVE_PROC_PID_NS_SB
+	return proc_pid_ns(file_inode(file)->i_sb);
+#else
+	return proc_pid_ns(file_inode(file));
+#endif
+}
+
+/*
  * The fd's owner: a reference on the opener's thread-group pid.  put_pid()
  * is GPL-only, so the proprietary flavour keeps the number, as GDRCopy
  * does (a recycled pid could then match), the initial pid namespace's.
  */
 #ifndef GDRDRV_NV_PROPRIETARY
 #include <linux/pid.h>
-#include <linux/pid_namespace.h>
 #include <linux/sched.h>
 
 struct gdrdrv_owner {
@@ -139,10 +156,11 @@ static inline bool gdrdrv_owner_is_current(const struct gdrdrv_owner *owner)
 	return task_tgid(current) == owner->tgid;
 }
 
-/* The owner's pid in the current task's pid namespace; 0: not in it. */
-static inline pid_t gdrdrv_owner_nr_seen(const struct gdrdrv_owner *owner)
+/* The owner's pid in pid namespace ns; 0: not in it. */
+static inline pid_t gdrdrv_owner_nr_seen(const struct gdrdrv_owner *owner,
+					 struct pid_namespace *ns)
 {
-	return pid_nr_ns(owner->tgid, task_active_pid_ns(current));
+	return pid_nr_ns(owner->tgid, ns);
 }
 #else
 #include <linux/sched.h>
@@ -166,13 +184,13 @@ static inline bool gdrdrv_owner_is_current(const struct gdrdrv_owner *owner)
 }
 
 /*
- * The owner's pid as the current task sees it.  pid_nr_ns() and
- * task_active_pid_ns() are GPL-only: the number is the initial pid
- * namespace's, so only a task of that namespace is told it.
+ * The owner's pid in pid namespace ns.  pid_nr_ns() is GPL-only: the
+ * number is the initial pid namespace's, so only that namespace shows it.
  */
-static inline pid_t gdrdrv_owner_nr_seen(const struct gdrdrv_owner *owner)
+static inline pid_t gdrdrv_owner_nr_seen(const struct gdrdrv_owner *owner,
+					 struct pid_namespace *ns)
 {
-	return task_pid(current)->level == 0 ? owner->tgid : 0;
+	return ns->level == 0 ? owner->tgid : 0;
 }
 #endif
 

@@ -8,7 +8,11 @@
  * struct gdrdrv_file (one per open fd) owns an xarray of regions indexed by
  * handle, a handle counter, and the address_space that the fd's mappings
  * hang off (filp->f_mapping), so one region's mappings can be zapped with
- * unmap_mapping_range() over its handle's offset range.
+ * unmap_mapping_range() over its handle's offset range.  It is reference
+ * counted: by the open file (until release) and by every NVIDIA pin made
+ * through it that is not yet released, which stays charged to it and
+ * listed in /proc under its opener until then (registry.c), also past
+ * the last close.
  *
  * struct gdrdrv_region (one per pin) is reference counted.  References are
  * held by: the fd's xarray (until unpin or close), the fd's list of pins
@@ -26,9 +30,9 @@
  * gdrdrv_region.lock.  NVIDIA get/put_pages are called with neither the fd
  * nor a region lock held, so no cycle through NVIDIA's locks exists.  No
  * user memory is touched with either lock held (no cycle through mmap_lock
- * either).  The lock of the gdrdrv_files xarray (file.c) nests inside
- * nothing and around nothing that sleeps: it guards the registry of open
- * files for /proc, which a reader walks one file at a time.
+ * either).  The lock of the gdrdrv_files xarray (registry.c) nests inside
+ * nothing and around nothing that sleeps: it guards the registry of files
+ * for /proc, which a reader walks one file at a time.
  */
 #ifndef _GDRDRV_H
 #define _GDRDRV_H
@@ -43,6 +47,7 @@
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/printk.h>
+#include <linux/rwsem.h>
 #include <linux/seq_file.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
@@ -63,7 +68,9 @@
 
 /*
  * Handles are host page numbers in the fd's mmap offset space and stay
- * below 2^32, because NVIDIA's libgdrapi keeps them in a uint32_t.
+ * below 2^32, because NVIDIA's libgdrapi keeps them in a uint32_t.  They
+ * only grow, so one fd pins at most 2^32 host pages over its life (16 TiB
+ * with 4 KiB pages), whatever it unpinned meanwhile.
  */
 #define GDRDRV_HANDLE_LIMIT	BIT_ULL(32)
 
@@ -110,6 +117,7 @@ extern atomic_t gdrdrv_pin_count;
 	} while (0)
 
 struct gdrdrv_file {
+	struct kref ref;		/* the open file, and pins (see above) */
 	struct mutex lock;		/* regions, stuck, next_handle, req_type */
 	struct xarray regions;		/* handle -> struct gdrdrv_region */
 	struct list_head stuck;		/* regions whose put_pages failed */
@@ -117,14 +125,19 @@ struct gdrdrv_file {
 	struct gdrdrv_owner owner;	/* thread group that opened the fd */
 	pid_t owner_nr;			/* its number, for messages */
 	kuid_t owner_uid;		/* its effective uid, for /proc */
-	unsigned long id;		/* index in gdrdrv_files (file.c) */
+	unsigned long id;		/* index in gdrdrv_files (registry.c) */
+	bool closed;			/* released; WRITE_ONCE, for /proc */
 	struct address_space mapping;	/* filp->f_mapping */
 	/*
-	 * Size and number of the pins in regions: changed under lock,
-	 * read by /proc without it.
+	 * Size and number of the NVIDIA pins made through the file and not
+	 * yet released, and how many of those have left its handle table
+	 * (left to their callbacks, or kept after a failed put_pages):
+	 * charged under lock, uncharged by whoever releases a pin, read by
+	 * /proc without lock.
 	 */
 	atomic64_t pinned_bytes;
 	atomic_t pins;
+	atomic_t left;
 };
 
 /* A physically contiguous piece of a mapping with its own WC memtype. */
@@ -141,14 +154,14 @@ enum gdrdrv_pin_state {
 	GDRDRV_PIN_GETTING,	/* get_pages not returned (or failed) */
 	GDRDRV_PIN_HELD,	/* ours: may be mapped */
 	GDRDRV_PIN_PUTTING,	/* unpin's put_pages is in flight */
-	GDRDRV_PIN_STUCK,	/* NVIDIA refused put_pages; kept */
+	GDRDRV_PIN_STUCK,	/* put_pages failed; kept, to put again */
 	GDRDRV_PIN_LEFT,	/* unpinned; only the callback may release it */
 	GDRDRV_PIN_GONE,	/* released by put_pages or the callback */
 };
 
 struct gdrdrv_region {
 	struct kref ref;
-	struct gdrdrv_file *file;	/* only used while HELD, or listed */
+	struct gdrdrv_file *file;	/* held by the pin until released */
 	struct list_head stuck;		/* in file->stuck; file->lock */
 
 	/* Set at pin, constant afterwards. */
@@ -171,6 +184,7 @@ struct gdrdrv_region {
 	enum gdrdrv_pin_state state;
 	struct nvidia_p2p_page_table *pt; /* while HELD or PUTTING */
 	bool cb_fired;			/* the free callback ran */
+	bool left;			/* counted in file->left */
 	struct gdrdrv_run *wc_runs;	/* WC memtype reserved by mmap */
 	unsigned int nr_wc_runs;
 };
@@ -195,6 +209,11 @@ static inline bool gdrdrv_file_owned_by_current(const struct gdrdrv_file *f)
 
 /* file.c */
 extern const struct file_operations gdrdrv_fops;
+
+/* registry.c */
+int gdrdrv_file_register(struct gdrdrv_file *f);
+void gdrdrv_file_get(struct gdrdrv_file *f);
+void gdrdrv_file_put(struct gdrdrv_file *f);
 int gdrdrv_files_show(struct seq_file *m);
 
 /* ioctl.c */
@@ -217,10 +236,18 @@ void gdrdrv_proc_exit(void);
 /* pin.c */
 int gdrdrv_pin(struct gdrdrv_file *f, const struct gdrdrv_pin_req *req,
 	       u64 *handle);
-int gdrdrv_unpin(struct gdrdrv_file *f, u64 handle);
-void gdrdrv_unpin_all(struct gdrdrv_file *f, bool owner);
-void gdrdrv_forget_stuck(struct gdrdrv_file *f);
 void gdrdrv_pin_exit(void);
+
+/* release.c (and for pin.c, which makes what it releases) */
+extern struct rw_semaphore gdrdrv_pin_gate;
+int gdrdrv_unpin(struct gdrdrv_file *f, u64 handle);
+void gdrdrv_unpin_all(struct gdrdrv_file *f, bool may_put_own);
+void gdrdrv_forget_stuck(struct gdrdrv_file *f);
+void gdrdrv_free_callback(void *data);
+void gdrdrv_pin_count_out(struct gdrdrv_region *r);
+void gdrdrv_pin_drop(struct gdrdrv_region *r);
+void gdrdrv_region_unpin(struct gdrdrv_file *f, struct gdrdrv_region *r,
+			 bool own);
 
 /* region.c */
 struct gdrdrv_region *gdrdrv_region_lookup(struct gdrdrv_file *f, u64 handle);

@@ -13,6 +13,9 @@
  *
  * BAR1 space is shared by every process: max_pinned_per_file bounds the
  * bytes one open file holds pinned (0, the default: no bound, as GDRCopy).
+ * A pin counts until NVIDIA has released it, not until it is unpinned: a
+ * pin left to its free callback still holds its BAR1 space, its page
+ * table and a module reference.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -71,7 +74,11 @@ int gdrdrv_check_pin_size(u64 size)
 	return -EINVAL;
 }
 
-/* Counts a new pin of f against max_pinned_per_file. */
+/*
+ * Counts a new pin of f against max_pinned_per_file.  Under f->lock, so
+ * that two pins do not both take the last room; a release meanwhile only
+ * makes more.
+ */
 int gdrdrv_charge_pin(struct gdrdrv_file *f, u64 bytes)
 {
 	u64 limit = READ_ONCE(gdrdrv_max_pinned_per_file);
@@ -89,10 +96,9 @@ int gdrdrv_charge_pin(struct gdrdrv_file *f, u64 bytes)
 	return 0;
 }
 
+/* By whoever releases the pin: the free callback takes no f->lock. */
 void gdrdrv_uncharge_pin(struct gdrdrv_file *f, u64 bytes)
 {
-	lockdep_assert_held(&f->lock);
-
 	atomic64_sub(bytes, &f->pinned_bytes);
 	atomic_dec(&f->pins);
 }

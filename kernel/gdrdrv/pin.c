@@ -11,8 +11,9 @@
  *    registered last in get_pages and may run before get_pages returns.
  *  - put_pages takes the same lock, so it waits for a running callback.
  *    With token 0 it finds the table only among the pins of the calling
- *    process (its thread group): from another process, or for a table the
- *    callback freed, it answers 0 and releases nothing.
+ *    process (its thread group, and for an MPS client the server's object
+ *    while the client's pid is registered with it): from elsewhere, or for
+ *    a table the callback freed, it answers 0 and releases nothing.
  *  - put_pages with a p2p token looks in the token's client, from any
  *    process, and frees the table it was given even when that client no
  *    longer holds it: a put_pages under way when the callback runs (the
@@ -20,49 +21,19 @@
  *    callback cannot wait for put_pages (deadlock on RM's lock), so no
  *    ordering on our side prevents that.
  *  - put_pages_persistent has no caller check; persistent pins have no
- *    callback.  Any put can fail, and then releases nothing.
+ *    callback, and each holds a reference on the GPU (which blocks its
+ *    reset).
+ *  - a put can fail in two places.  Before RM, when the driver cannot
+ *    allocate its stack: -ENOMEM, nothing taken, nothing released, and it
+ *    has not waited for a running callback.  Inside RM: nothing released
+ *    either, but put_pages_persistent drops the pin's GPU reference
+ *    whatever RM answered, so a persistent pin whose put failed there must
+ *    never be put again (each put would drop the GPU's usage count once
+ *    more, stopping the GPU under its other users or warning below zero).
+ *    RM's put paths answer no "out of memory" in the versions read (515,
+ *    595): -ENOMEM is the stack's.
  *
- * So who may release a pin with put_pages (gdrdrv_may_put): a persistent
- * pin, anyone; a non-persistent pin made with token 0, only the process
- * that made it, which is the fd's opener (the only one that may use the
- * fd); a pin made with a p2p token, nobody.  A pin that the releasing task
- * may not put is left to its callback (LEFT): its mappings are zapped and
- * its handle is gone at once, and the callback releases it when the
- * memory is freed, at the latest when the memory's process exits.  The
- * last close of an fd by a fork child, or by a process the fd was passed
- * to, leaves the opener's pins so; a token pin is always left so.
- *
- * The hand-over, decided under region->lock (r->state):
- *  - GETTING -> HELD when get_pages returns; a callback before that
- *    finds GETTING and consumes the pin (-> GONE);
- *  - HELD -> GONE by the callback: it zaps the CPU mappings first;
- *  - HELD (or STUCK) -> PUTTING by an unpin that may put, which then
- *    calls put_pages unlocked.  A callback meanwhile only sets cb_fired:
- *    the pin is NVIDIA's to free and unpin's to account.  When put_pages
- *    returns, PUTTING -> GONE, whatever it returned if the callback ran
- *    (the table it was given no longer existed), else only on success: a
- *    put_pages that NVIDIA refused leaves the pin in place (STUCK), on
- *    its file's list, to be put again when the file is closed (or its
- *    opener exits); a callback may release it before;
- *  - HELD (or STUCK) -> LEFT by an unpin that may not put; LEFT -> GONE
- *    by the callback.
- * A pin not yet GONE holds a reference on its region, a count in
- * gdrdrv_pin_count and a reference on this module (a callback into it
- * may still come); whoever moves the state to GONE drops the three, once
- * done with the region.  The callback drops the module's reference as its
- * last act; NVIDIA holds its lock until the callback has returned, and
- * the module's exit takes that lock before it lets the code go
- * (gdrdrv_pin_exit).
- *
- * gdrdrv_pin_gate keeps gdrdrv's own pins from reusing a freed table
- * under an unpin's put_pages: every non-persistent put_pages holds it
- * shared from before the claim until it returns, every non-persistent
- * get_pages exclusively.  RM serialises both under one lock anyway.
- * Pins that other NVIDIA clients (nvidia-peermem) make in the same
- * process meanwhile cannot be held off by any client.
- *
- * The callback takes region->lock only, never gdrdrv_file.lock, which is
- * held by threads that may wait for NVIDIA's locks (see gdrdrv.h).
+ * Releasing pins, and who may, is release.c's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -78,8 +49,6 @@
 
 atomic_t gdrdrv_pin_count = ATOMIC_INIT(0);
 
-static DECLARE_RWSEM(gdrdrv_pin_gate);
-
 /* Cycles spent in get_pages, as GDRCopy reports them (x86 only). */
 static u64 gdrdrv_cycles(void)
 {
@@ -88,53 +57,6 @@ static u64 gdrdrv_cycles(void)
 #else
 	return 0;
 #endif
-}
-
-/* The NVIDIA pin of r is released: drop what it held. */
-static void gdrdrv_pin_released(struct gdrdrv_region *r)
-{
-	atomic_dec(&gdrdrv_pin_count);
-	gdrdrv_region_put(r);
-	module_put(THIS_MODULE);
-}
-
-static void gdrdrv_free_callback(void *data)
-{
-	struct gdrdrv_region *r = data;
-	enum gdrdrv_pin_state was;
-
-	mutex_lock(&r->lock);
-	r->cb_fired = true;
-	was = r->state;
-	/* Only a HELD pin can have mappings (unpin zapped the others'). */
-	if (was == GDRDRV_PIN_HELD)
-		gdrdrv_region_zap(r);
-	/* PUTTING: unpin accounts for it when put_pages returns. */
-	if (was != GDRDRV_PIN_PUTTING && was != GDRDRV_PIN_GONE) {
-		if (r->pt)
-			nvidia_p2p_free_page_table(r->pt);
-		r->pt = NULL;
-		r->state = GDRDRV_PIN_GONE;
-		/*
-		 * Counted out under the lock: a close that sees GONE does
-		 * not wait for this callback, and the count must not say
-		 * the pin is still there after it.
-		 */
-		atomic_dec(&gdrdrv_pin_count);
-	}
-	mutex_unlock(&r->lock);
-
-	gdrdrv_dbg("free callback for handle %llu (state %d)\n", r->handle,
-		   was);
-	if (was == GDRDRV_PIN_PUTTING || was == GDRDRV_PIN_GONE)
-		return;
-	gdrdrv_region_put(r);
-	/*
-	 * Last, since the module may go once it is dropped: NVIDIA holds
-	 * its lock until this returns, and the module's exit waits for
-	 * that lock (gdrdrv_pin_exit).
-	 */
-	module_put(THIS_MODULE);
 }
 
 /* Never called: the pin of gdrdrv_pin_exit cannot succeed. */
@@ -148,7 +70,12 @@ static void gdrdrv_no_callback(void *data)
  * its last instructions are ours.  NVIDIA runs callbacks with RM's API
  * lock held, and get_pages takes that lock: a pin of address 0, which no
  * process has, takes and drops it, and fails.  Persistent mode registers
- * no callback.
+ * no callback.  Read in 515.43.04 and 595.45.04: every caller of a
+ * mapping's free callback (third_party_p2p.c: CliDelThirdPartyP2PVidmemInfo,
+ * from thirdpartyp2pDestruct, CliUnregisterMemoryFromThirdPartyP2P and
+ * the UNREGISTER_VIDMEM control) runs inside an RM API call, which holds
+ * that lock, and rm_p2p_get_pages (osapi.c) takes it.  A driver that
+ * called back without it would need another wait here.
  */
 void gdrdrv_pin_exit(void)
 {
@@ -191,25 +118,21 @@ static int gdrdrv_nv_get_pages(struct gdrdrv_region *r,
 #endif
 }
 
-static int gdrdrv_nv_put_pages(struct gdrdrv_region *r,
-			       struct nvidia_p2p_page_table *pt)
-{
-#if GDRDRV_HAVE_PERSISTENT
-	if (r->persistent)
-		return nvidia_p2p_put_pages_persistent(r->va, pt, 0);
-#endif
-	return nvidia_p2p_put_pages(r->p2p_token, r->va_space, r->va, pt);
-}
-
-/* Pins r's range: HELD, or GONE if the callback already ran. */
+/*
+ * Pins r's range: HELD, or GONE if the callback already ran.  The pin's
+ * references and its charge (taken by gdrdrv_reserve_handle) are the
+ * pin's from here on: whoever releases it gives them back.
+ */
 static int gdrdrv_get_pages(struct gdrdrv_region *r)
 {
 	struct nvidia_p2p_page_table *pt = NULL;
+	bool getting;
 	u64 start;
 	int ret;
 
 	/* The pin's references; the callback may drop them at any time. */
 	gdrdrv_region_get(r);
+	gdrdrv_file_get(r->file);
 	atomic_inc(&gdrdrv_pin_count);
 	__module_get(THIS_MODULE);
 
@@ -219,10 +142,19 @@ static int gdrdrv_get_pages(struct gdrdrv_region *r)
 	if (ret) {
 		gdrdrv_dbg("get_pages(%#llx, %#llx) failed: %d\n",
 			   r->va, r->size, ret);
+		/*
+		 * A driver that fails after registering the callback may
+		 * have run it already: then the pin is released.
+		 */
 		mutex_lock(&r->lock);
-		r->state = GDRDRV_PIN_GONE;
+		getting = r->state == GDRDRV_PIN_GETTING;
+		if (getting) {
+			r->state = GDRDRV_PIN_GONE;
+			gdrdrv_pin_count_out(r);
+		}
 		mutex_unlock(&r->lock);
-		gdrdrv_pin_released(r);
+		if (getting)
+			gdrdrv_pin_drop(r);
 		return ret;
 	}
 
@@ -233,82 +165,6 @@ static int gdrdrv_get_pages(struct gdrdrv_region *r)
 	}
 	mutex_unlock(&r->lock);
 	return 0;
-}
-
-/* Whether this task may release r's pin with put_pages (see the top). */
-static bool gdrdrv_may_put(const struct gdrdrv_region *r, bool owner)
-{
-	if (r->persistent)
-		return true;
-	return owner && !r->p2p_token;
-}
-
-/*
- * Stops CPU access to r and releases its pin if r still holds it (the
- * hand-over is described at the top of this file).  owner: the task is
- * of the thread group that opened f.
- */
-static void gdrdrv_region_unpin(struct gdrdrv_file *f,
-				struct gdrdrv_region *r, bool owner)
-{
-	struct nvidia_p2p_page_table *pt = NULL;
-	bool may_put = gdrdrv_may_put(r, owner);
-	bool released = false, left = false;
-	int ret = 0;
-
-	if (!r->persistent)
-		down_read(&gdrdrv_pin_gate);
-
-	mutex_lock(&r->lock);
-	gdrdrv_region_zap(r);
-	if (r->state == GDRDRV_PIN_HELD || r->state == GDRDRV_PIN_STUCK) {
-		if (may_put) {
-			pt = r->pt;
-			r->state = GDRDRV_PIN_PUTTING;
-		} else {
-			r->state = GDRDRV_PIN_LEFT;
-			left = true;
-		}
-	}
-	mutex_unlock(&r->lock);
-
-	if (pt) {
-		ret = gdrdrv_nv_put_pages(r, pt);
-
-		mutex_lock(&r->lock);
-		released = !ret || r->cb_fired;
-		r->state = released ? GDRDRV_PIN_GONE : GDRDRV_PIN_STUCK;
-		if (released)
-			r->pt = NULL;
-		mutex_unlock(&r->lock);
-
-		if (ret && released)
-			gdrdrv_dbg("put_pages for handle %llu: %d after the free callback ran\n",
-				   r->handle, ret);
-	}
-	if (!r->persistent)
-		up_read(&gdrdrv_pin_gate);
-
-	if (left)
-		gdrdrv_dbg("handle %llu left to its free callback (%s)\n",
-			   r->handle, r->p2p_token ? "a p2p token pin" :
-			   "not the pinning process");
-	if (!pt)
-		return;
-	if (released) {
-		gdrdrv_pin_released(r);
-		return;
-	}
-	/*
-	 * The pin, and a callback into this module with it, may still
-	 * exist: keep it, and put it again when the file is closed.
-	 */
-	pr_err("put_pages for handle %llu failed: %d; keeping the pin until the file is closed or its memory freed\n",
-	       r->handle, ret);
-	mutex_lock(&f->lock);
-	gdrdrv_region_get(r);
-	list_add_tail(&r->stuck, &f->stuck);
-	mutex_unlock(&f->lock);
 }
 
 static int gdrdrv_check_page_table(struct gdrdrv_region *r)
@@ -421,15 +277,14 @@ static int gdrdrv_reserve_handle(struct gdrdrv_file *f,
 }
 
 /*
- * Undoes gdrdrv_reserve_handle for a pin that failed.  Its offsets go
- * back if no pin took later ones (a failed pin was never mapped), so that
- * failing pins do not use up the handle space.
+ * Gives back the offsets of a pin that get_pages refused (its charge went
+ * with the pin) if no pin took later ones (a failed pin was never mapped),
+ * so that failing pins do not use up the handle space.
  */
 static void gdrdrv_release_handle(struct gdrdrv_file *f,
 				  struct gdrdrv_region *r)
 {
 	mutex_lock(&f->lock);
-	gdrdrv_uncharge_pin(f, r->size);
 	if (f->next_handle == r->handle + (r->size >> PAGE_SHIFT))
 		f->next_handle = r->handle;
 	mutex_unlock(&f->lock);
@@ -474,7 +329,9 @@ int gdrdrv_pin(struct gdrdrv_file *f, const struct gdrdrv_pin_req *req,
 	return 0;
 
 unpin_region:
+	/* Its offsets stay used: a pin kept after a failed put zaps them. */
 	gdrdrv_region_unpin(f, r, true);
+	goto put_region;
 release_handle:
 	gdrdrv_release_handle(f, r);
 put_region:
@@ -482,71 +339,3 @@ put_region:
 	return ret;
 }
 
-int gdrdrv_unpin(struct gdrdrv_file *f, u64 handle)
-{
-	struct gdrdrv_region *r = NULL;
-
-	mutex_lock(&f->lock);
-	if (handle < GDRDRV_HANDLE_LIMIT)
-		r = xa_erase(&f->regions, (unsigned long)handle);
-	if (r)
-		gdrdrv_uncharge_pin(f, r->size);
-	mutex_unlock(&f->lock);
-	if (!r)
-		return -EINVAL;
-
-	gdrdrv_dbg("unpin handle %llu\n", handle);
-	gdrdrv_region_unpin(f, r, true);
-	gdrdrv_region_put(r);		/* the xarray's reference */
-	return 0;
-}
-
-/*
- * At close, or when the process that opened the fd has exited while
- * another (a fork child) still holds it: release every pin, and put again
- * those whose put_pages failed before.  owner: the task is of the thread
- * group that opened f.
- */
-void gdrdrv_unpin_all(struct gdrdrv_file *f, bool owner)
-{
-	struct gdrdrv_region *r, *tmp;
-	unsigned long handle;
-	LIST_HEAD(stuck);
-
-	mutex_lock(&f->lock);
-	list_splice_init(&f->stuck, &stuck);
-	xa_for_each(&f->regions, handle, r) {
-		xa_erase(&f->regions, handle);
-		gdrdrv_uncharge_pin(f, r->size);
-		mutex_unlock(&f->lock);
-
-		gdrdrv_region_unpin(f, r, owner);
-		gdrdrv_region_put(r);
-
-		mutex_lock(&f->lock);
-	}
-	mutex_unlock(&f->lock);
-
-	list_for_each_entry_safe(r, tmp, &stuck, stuck) {
-		list_del_init(&r->stuck);
-		gdrdrv_region_unpin(f, r, owner);
-		gdrdrv_region_put(r);
-	}
-}
-
-/*
- * At the last close, after gdrdrv_unpin_all: a pin whose put_pages failed
- * there too stays NVIDIA's, with its reference on the module, until its
- * callback releases it (never, for a persistent pin).
- */
-void gdrdrv_forget_stuck(struct gdrdrv_file *f)
-{
-	struct gdrdrv_region *r, *tmp;
-
-	list_for_each_entry_safe(r, tmp, &f->stuck, stuck) {
-		list_del_init(&r->stuck);
-		pr_err("handle %llu stays pinned after the last close: put_pages failed; only a free callback can release it now\n",
-		       r->handle);
-		gdrdrv_region_put(r);
-	}
-}

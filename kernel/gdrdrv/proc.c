@@ -3,8 +3,9 @@
  * /proc/driver/gdrdrv: "params" (as GDRCopy 2.5+ has it),
  * "nv_get_pages_refcount", the count of NVIDIA pins not yet released,
  * which GDRCopy offers only with dbg_enabled and gdrdrv always does, so
- * that tests can check that nothing leaked, and "pinned", the bytes and
- * pins each process holds, as far as the reader may see them (file.c).
+ * that tests can check that nothing leaked (root's only, as GDRCopy's:
+ * it tells when other users pin), and "pinned", the bytes and pins each
+ * process holds, as far as the reader may see them (registry.c).
  * Failures here are not fatal.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -48,7 +49,7 @@ void gdrdrv_proc_init(void)
 	if (!proc_create_single("params", 0444, gdrdrv_proc_dir,
 				gdrdrv_params_show))
 		pr_warn("cannot create /proc/driver/%s/params\n", GDRDRV_NAME);
-	if (!proc_create_single("nv_get_pages_refcount", 0444,
+	if (!proc_create_single("nv_get_pages_refcount", 0440,
 				gdrdrv_proc_dir, gdrdrv_refcount_show))
 		pr_warn("cannot create /proc/driver/%s/nv_get_pages_refcount\n",
 			GDRDRV_NAME);

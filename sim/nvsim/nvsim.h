@@ -26,9 +26,12 @@
 #define NVSIM_CHUNK		NVSIM_PAGE_BYTES
 /* The BAR of an ivshmem-plain device that is a GPU's memory. */
 #define NVSIM_BAR		2
+/* Processes one address space may register (RM allows 256). */
+#define NVSIM_MAX_CLIENTS	16
 
 struct file;
 struct pci_dev;
+struct pid;
 struct mm_struct;
 struct proc_dir_entry;
 
@@ -56,6 +59,14 @@ struct nvsim_counters {
 	unsigned long get_pages_calls;
 	unsigned long put_pages_calls;
 	unsigned long dmabufs;
+	/*
+	 * The GPU's usage count that persistent pins hold (the driver's
+	 * nvidia_dev_get_uuid), and the persistent pins whose put failed
+	 * inside RM after dropping it: only a reset frees those.
+	 */
+	unsigned long gpu_refs;
+	unsigned long abandoned_pins;
+	unsigned long resets;
 };
 
 /* One simulated GPU: BAR2 of an ivshmem-plain device. */
@@ -103,6 +114,12 @@ struct nvsim_ctx {
 	u32 va_space;
 	struct list_head maps;		/* struct nvsim_mapping, by address */
 	struct xarray handles;		/* u32 -> struct nvsim_handle */
+	/*
+	 * Other processes' address spaces registered with this one
+	 * (NVSIM_IOC_REGISTER_PID): their token-0 get_pages and put_pages
+	 * find this one's memory and pins, until they are released.
+	 */
+	struct nvsim_ctx *clients[NVSIM_MAX_CLIENTS];
 };
 
 /* [va, va + size) of a process maps [offset, offset + size) of a mem. */
@@ -133,6 +150,9 @@ struct nvsim_pin {
 	struct nvidia_p2p_page *page_structs;
 	u8 uuid[NVIDIA_P2P_GPU_UUID_LEN];
 	bool freed_by_callback;			/* while cached for reuse */
+	/* Persistent: its put failed in RM, its GPU reference dropped. */
+	bool abandoned;
+	u64 serial;				/* which get_pages made it */
 };
 
 struct nvsim_dma_map {
@@ -147,6 +167,8 @@ bool nvsim_param_dmabuf(void);
 bool nvsim_param_dmabuf_mmap(void);
 unsigned long nvsim_param_max_pages(void);
 bool nvsim_param_take_fail_put(void);
+bool nvsim_param_take_fail_put_rm(void);
+bool nvsim_param_take_fail_get_late(void);
 
 /* nvsim_gpu.c: the GPUs and nvsim_lock */
 extern struct mutex nvsim_lock;
@@ -194,12 +216,16 @@ void __iomem *nvsim_map_io(struct nvsim_mapping *map, u64 va);
 struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space, u64 va,
 				   u64 len);
 bool nvsim_token_exists(u64 p2p_token);
+bool nvsim_ctx_serves(const struct nvsim_ctx *ctx, const struct pid *tgid);
+int nvsim_register_client(struct nvsim_ctx *ctx, pid_t nr);
 
 /* nvsim_pins.c: the page tables handed out, their release and callbacks */
 struct nvsim_pin *nvsim_pin_new(bool *recycled);
 void nvsim_pin_add(struct nvsim_pin *pin);
 struct nvsim_pin *nvsim_find_pin(struct nvidia_p2p_page_table *pt);
+struct nvsim_pin *nvsim_find_pin_serial(u64 serial);
 void nvsim_pin_free(struct nvsim_pin *pin, bool by_callback);
+void nvsim_free_abandoned_pins(struct nvsim_dev *gpu);
 void nvsim_fire_callbacks(struct nvsim_mapping *map);
 void nvsim_free_leftover_pins(void);
 
@@ -228,10 +254,16 @@ struct nvsim_p2p_counters {
 	unsigned long double_frees;
 	/* put_pages_persistent of a table that is no live persistent pin */
 	unsigned long use_after_free;
-	unsigned long failed_puts;	/* puts that fail_puts failed */
+	unsigned long rm_failed_puts;	/* puts that fail_puts_rm failed */
+	unsigned long late_failed_gets;	/* gets that fail_gets_late failed */
+	/* a GPU reference dropped that nobody held (nv_close_device) */
+	unsigned long gpu_ref_underflows;
+	/* puts that fail_puts failed, before any lock: not nvsim_lock's */
+	unsigned long failed_puts;
 };
 
 void nvsim_p2p_snapshot(struct nvsim_p2p_counters *p);
+int nvsim_gpu_reset(u32 index);
 
 /* nvsim_hooks.c: forcing interleavings in tests */
 enum nvsim_hook_point {

@@ -204,8 +204,9 @@ void __iomem *nvsim_map_io(struct nvsim_mapping *map, u64 va)
 
 /*
  * The mapping holding [va, va + len) in the address space named by the
- * tokens: 0/0 is the caller's own process, otherwise the /dev/nvsim fd
- * that CU_POINTER_ATTRIBUTE_P2P_TOKENS reported.
+ * tokens: 0/0 is the caller's own process (and the address spaces that
+ * registered it), otherwise the /dev/nvsim fd that
+ * CU_POINTER_ATTRIBUTE_P2P_TOKENS reported.
  */
 struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space, u64 va,
 				   u64 len)
@@ -219,7 +220,8 @@ struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space, u64 va,
 			if (ctx->p2p_token != p2p_token ||
 			    ctx->va_space != va_space)
 				continue;
-		} else if (!current->mm || ctx->mm != current->mm) {
+		} else if ((!current->mm || ctx->mm != current->mm) &&
+			   !nvsim_ctx_serves(ctx, task_tgid(current))) {
 			continue;
 		}
 		map = nvsim_find_map(ctx, va, len);
@@ -227,6 +229,80 @@ struct nvsim_mapping *nvsim_lookup(u64 p2p_token, u32 va_space, u64 va,
 			return map;
 	}
 	return NULL;
+}
+
+/*
+ * Whether a token-0 get_pages or put_pages of thread group tgid looks in
+ * ctx: its own, or one that registered it.  RM finds the third-party
+ * object by the pids on its list (RmP2PGetInfoWithoutToken), which holds
+ * its creator's and those that NV503C_CTRL_CMD_REGISTER_PID added.
+ */
+bool nvsim_ctx_serves(const struct nvsim_ctx *ctx, const struct pid *tgid)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&nvsim_lock);
+	if (ctx->tgid == tgid)
+		return true;
+	for (i = 0; i < NVSIM_MAX_CLIENTS; i++)
+		if (ctx->clients[i] && ctx->clients[i]->tgid == tgid)
+			return true;
+	return false;
+}
+
+/*
+ * Registers with ctx the address space (the first open /dev/nvsim) of
+ * process nr, as RM's REGISTER_PID registers the pid of a client's
+ * process with a third-party object (CliAddThirdPartyP2PClientPid).
+ */
+int nvsim_register_client(struct nvsim_ctx *ctx, pid_t nr)
+{
+	struct nvsim_ctx *c, *client = NULL;
+	struct pid *pid;
+	unsigned int i;
+	int ret = -ENOSPC;
+
+	lockdep_assert_held(&nvsim_lock);
+	pid = find_get_pid(nr);
+	if (!pid)
+		return -ESRCH;
+	list_for_each_entry(c, &nvsim_ctxs, node) {
+		if (c != ctx && c->tgid == pid) {
+			client = c;
+			break;
+		}
+	}
+	put_pid(pid);
+	if (!client)
+		return -ESRCH;
+	for (i = 0; i < NVSIM_MAX_CLIENTS; i++)
+		if (ctx->clients[i] == client)
+			return 0;
+	for (i = 0; i < NVSIM_MAX_CLIENTS; i++) {
+		if (!ctx->clients[i]) {
+			ctx->clients[i] = client;
+			ret = 0;
+			break;
+		}
+	}
+	return ret;
+}
+
+/*
+ * A released address space leaves the lists it was registered on, as
+ * RM's client free unregisters its pid (rmclientDestruct calls
+ * CliUnregisterFromThirdPartyP2P).
+ */
+static void nvsim_unregister_client(struct nvsim_ctx *client)
+{
+	struct nvsim_ctx *ctx;
+	unsigned int i;
+
+	lockdep_assert_held(&nvsim_lock);
+	list_for_each_entry(ctx, &nvsim_ctxs, node)
+		for (i = 0; i < NVSIM_MAX_CLIENTS; i++)
+			if (ctx->clients[i] == client)
+				ctx->clients[i] = NULL;
 }
 
 /* Whether an open /dev/nvsim has this p2p token. */
@@ -284,6 +360,8 @@ void nvsim_ctx_destroy(struct nvsim_ctx *ctx)
 	unsigned long idx;
 
 	mutex_lock(&nvsim_lock);
+	/* First, as RM frees a client before its objects. */
+	nvsim_unregister_client(ctx);
 	/* As a real driver at context teardown: callbacks fire here. */
 	list_for_each_entry_safe(map, tmp, &ctx->maps, node)
 		nvsim_map_destroy(map);

@@ -207,6 +207,9 @@ static void nvsim_snapshot_add(struct nvsim_snapshot *s,
 	s->c.get_pages_calls += c->get_pages_calls;
 	s->c.put_pages_calls += c->put_pages_calls;
 	s->c.dmabufs += c->dmabufs;
+	s->c.gpu_refs += c->gpu_refs;
+	s->c.abandoned_pins += c->abandoned_pins;
+	s->c.resets += c->resets;
 	s->used_pages += gpu->used;
 	s->total_pages += gpu->npages;
 }

@@ -244,6 +244,14 @@ static int nvsim_ioc_copy(struct nvsim_ctx *ctx, struct nvsim_copy *a,
 	return 0;
 }
 
+static int nvsim_ioc_register_pid(struct nvsim_ctx *ctx,
+				  struct nvsim_register_pid *a)
+{
+	if (a->reserved || a->pid <= 0)
+		return -EINVAL;
+	return nvsim_register_client(ctx, a->pid);
+}
+
 union nvsim_ioc_args {
 	struct nvsim_info info;
 	struct nvsim_mem_create mem_create;
@@ -257,6 +265,7 @@ union nvsim_ioc_args {
 	struct nvsim_memset memset;
 	struct nvsim_copy copy;
 	struct nvsim_export_dmabuf export_dmabuf;
+	struct nvsim_register_pid register_pid;
 };
 
 long nvsim_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -281,6 +290,7 @@ long nvsim_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case NVSIM_IOC_ALLOC:
 	case NVSIM_IOC_QUERY:
 	case NVSIM_IOC_EXPORT_DMABUF:
+	case NVSIM_IOC_REGISTER_PID:
 		break;
 	case NVSIM_IOC_MEMSET:
 	case NVSIM_IOC_COPY:
@@ -333,6 +343,9 @@ long nvsim_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case NVSIM_IOC_QUERY:
 		ret = nvsim_ioc_query(ctx, &a.query);
+		break;
+	case NVSIM_IOC_REGISTER_PID:
+		ret = nvsim_ioc_register_pid(ctx, &a.register_pid);
 		break;
 	case NVSIM_IOC_MEMSET:
 		ret = nvsim_ioc_memset(ctx, &a.memset, bounce);

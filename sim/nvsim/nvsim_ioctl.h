@@ -216,6 +216,20 @@ struct nvsim_export_dmabuf {
 	__s32 fd;		/* out: O_RDWR | O_CLOEXEC */
 };
 
+/*
+ * NVSIM_IOC_REGISTER_PID: lets process pid (in the caller's pid namespace)
+ * use this fd's address space as its own for nvidia_p2p_*: its get_pages
+ * and put_pages with token 0 find this fd's memory and pins, as RM's
+ * NV503C_CTRL_CMD_REGISTER_PID does for an MPS client.  The process must
+ * have /dev/nvsim open (its "RM client"): the registration ends when that
+ * fd is released.  -ESRCH: no such process has /dev/nvsim open; -ENOSPC:
+ * too many registered.  Registering again is not an error.
+ */
+struct nvsim_register_pid {
+	__s32 pid;		/* in */
+	__u32 reserved;
+};
+
 #define NVSIM_IOC_INFO		_IOWR(NVSIM_IOC_MAGIC, 1, struct nvsim_info)
 #define NVSIM_IOC_MEM_CREATE	_IOWR(NVSIM_IOC_MAGIC, 2, struct nvsim_mem_create)
 #define NVSIM_IOC_MEM_RELEASE	_IOW(NVSIM_IOC_MAGIC, 3, struct nvsim_mem_release)
@@ -228,5 +242,6 @@ struct nvsim_export_dmabuf {
 #define NVSIM_IOC_COPY		_IOW(NVSIM_IOC_MAGIC, 10, struct nvsim_copy)
 #define NVSIM_IOC_MEM_INFO	_IOWR(NVSIM_IOC_MAGIC, 11, struct nvsim_mem_info)
 #define NVSIM_IOC_EXPORT_DMABUF	_IOWR(NVSIM_IOC_MAGIC, 12, struct nvsim_export_dmabuf)
+#define NVSIM_IOC_REGISTER_PID	_IOW(NVSIM_IOC_MAGIC, 13, struct nvsim_register_pid)
 
 #endif /* _NVSIM_IOCTL_H */

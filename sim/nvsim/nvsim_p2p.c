@@ -22,7 +22,15 @@
  *    when it is freed meanwhile; they have no callback, and their put has
  *    no caller check.  put_pages_persistent of anything but a live
  *    persistent table is a use after free in the driver: a WARN here;
- *  - put_pages can fail (fail_puts), releasing nothing;
+ *  - put_pages can fail as the driver's does: before any lock (fail_puts:
+ *    nothing released or dropped, safe to retry), or inside RM after it
+ *    (fail_puts_rm: nothing released, yet a persistent put has dropped
+ *    the GPU reference that its pin held, so it must not be put again);
+ *  - each persistent pin holds a reference on its GPU's usage count,
+ *    which a reset waits for; dropping one that nobody holds WARNs, as
+ *    the driver's nv_close_device does;
+ *  - a get_pages can be made to fail after its callback was registered
+ *    (fail_gets_late), when the callback may already have run;
  *  - a request is validated before anything is allocated for it (unlike
  *    NVIDIA's, which sizes its arrays from the length first).
  *
@@ -46,6 +54,10 @@
 #include "nvsim_compat.h"
 
 static struct nvsim_p2p_counters nvsim_p2p_count;
+/* Counted outside nvsim_lock: the failure comes before any lock. */
+static atomic_long_t nvsim_early_failed_puts = ATOMIC_LONG_INIT(0);
+/* Numbers the get_pages calls, so that a late failure finds its pin. */
+static u64 nvsim_last_get;
 
 /* A copy of the API's counters, for /proc. */
 void nvsim_p2p_snapshot(struct nvsim_p2p_counters *p)
@@ -53,6 +65,82 @@ void nvsim_p2p_snapshot(struct nvsim_p2p_counters *p)
 	mutex_lock(&nvsim_lock);
 	*p = nvsim_p2p_count;
 	mutex_unlock(&nvsim_lock);
+	p->failed_puts = atomic_long_read(&nvsim_early_failed_puts);
+}
+
+/*
+ * Drops a GPU reference that a persistent pin held.  The driver's
+ * nv_close_device WARNs and stops at 0 ("Attempting to close unopened
+ * minor device"); before that, at 0, it would have stopped the device
+ * under whoever else still used it.
+ */
+static void nvsim_gpu_ref_put(struct nvsim_dev *gpu)
+{
+	lockdep_assert_held(&nvsim_lock);
+	if (gpu->count.gpu_refs) {
+		gpu->count.gpu_refs--;
+		return;
+	}
+	nvsim_p2p_count.gpu_ref_underflows++;
+	WARN(1, "nvsim: GPU %u: a GPU reference dropped that nobody held (NVIDIA's nv_close_device: attempting to close an unopened device)\n",
+	     gpu->index);
+}
+
+/*
+ * A reset of gpu (nvidia-smi -r), refused while the GPU is in use: while
+ * kernel clients hold its usage count (persistent pins: the driver's
+ * gpuIsInUse counts externalKernelClientCount, which nvidia_dev_get_uuid
+ * raises) or user clients have memory on it.  A reset frees what RM held
+ * for the GPU: the pins abandoned by a failed persistent put.
+ */
+int nvsim_gpu_reset(u32 index)
+{
+	struct nvsim_counters *c;
+	struct nvsim_dev *gpu;
+	int ret = 0;
+
+	mutex_lock(&nvsim_lock);
+	gpu = nvsim_gpu_by_index(index);
+	if (!gpu) {
+		ret = -ENODEV;
+		goto unlock;
+	}
+	c = &gpu->count;
+	if (c->gpu_refs || c->allocations || c->dmabufs) {
+		pr_info("GPU %u is in use (%lu GPU references, %lu allocations, %lu dma-bufs): reset refused\n",
+			index, c->gpu_refs, c->allocations, c->dmabufs);
+		ret = -EBUSY;
+		goto unlock;
+	}
+	nvsim_free_abandoned_pins(gpu);
+	c->resets++;
+	pr_info("GPU %u reset\n", index);
+unlock:
+	mutex_unlock(&nvsim_lock);
+	return ret;
+}
+
+/*
+ * get_pages failing after its pin was made and its callback registered:
+ * the pin is undone, as the driver's failure path puts what it got, unless
+ * its callback ran (and freed it) meanwhile.
+ */
+static int nvsim_fail_late(u64 serial, u64 va)
+{
+	struct nvsim_pin *pin;
+
+	mutex_lock(&nvsim_lock);
+	nvsim_p2p_count.late_failed_gets++;
+	pin = nvsim_find_pin_serial(serial);
+	if (pin) {
+		if (pin->persistent)
+			nvsim_gpu_ref_put(pin->gpu);
+		nvsim_pin_free(pin, false);
+	}
+	mutex_unlock(&nvsim_lock);
+	pr_info("get_pages(%#llx) failed late (fail_gets_late)%s\n", va,
+		pin ? "" : ", after its free callback ran");
+	return -EIO;
 }
 
 static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
@@ -62,9 +150,9 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	struct nvsim_mapping *map;
 	struct nvsim_pin *pin;
 	struct nvsim_mem *mem;
-	u64 first, n, i, page;
+	u64 first, n, i, page, serial;
 	int ret = -EINVAL;
-	bool recycled;
+	bool recycled, late;
 
 	might_sleep();
 	if (!page_table || !len || (va | len) & (NVSIM_PAGE_BYTES - 1) ||
@@ -108,8 +196,11 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	pin->pt.flags = 0;
 	pin->va = va;
 	pin->persistent = persistent;
+	pin->serial = serial = ++nvsim_last_get;
 	if (persistent) {
 		pin->mem = mem;
+		/* nvidia_dev_get_uuid: the GPU is in use while pinned. */
+		mem->gpu->count.gpu_refs++;
 	} else {
 		pin->map = map;
 		pin->free_callback = free_callback;
@@ -126,7 +217,11 @@ static int nvsim_pin(u64 p2p_token, u32 va_space, u64 va, u64 len,
 	 * the table) by the time the caller sees the table.
 	 */
 	nvsim_hook_at(NVSIM_AT_GET_RETURN, va);
-	return 0;
+	late = nvsim_param_take_fail_get_late();
+	if (!late)
+		return 0;
+	*page_table = NULL;
+	return nvsim_fail_late(serial, va);
 
 free_pin:
 	kvfree(pin->pt.pages);
@@ -166,8 +261,9 @@ EXPORT_SYMBOL_NVSIM_P2P(nvidia_p2p_get_pages_persistent);
 /*
  * Whether a non-persistent put_pages with p2p_token may find pin: RM's
  * RmP2PPutPages looks the table up in the client the token names
- * (CliGetThirdPartyP2PInfoFromToken), or with token 0 in the clients of
- * the calling process, by current->tgid (RmP2PGetInfoWithoutToken).
+ * (CliGetThirdPartyP2PInfoFromToken), or with token 0 in the clients that
+ * list the calling process, by current->tgid (RmP2PGetInfoWithoutToken):
+ * its own, and those that registered its pid.
  */
 static bool nvsim_put_finds(const struct nvsim_pin *pin, u64 p2p_token)
 {
@@ -178,16 +274,24 @@ static bool nvsim_put_finds(const struct nvsim_pin *pin, u64 p2p_token)
 	ctx = pin->map->ctx;
 	if (p2p_token)
 		return ctx->p2p_token == p2p_token;
-	return ctx->tgid == task_tgid(current);
+	return nvsim_ctx_serves(ctx, task_tgid(current));
 }
 
-/* An injected failure of put_pages (the fail_puts parameter). */
-static bool nvsim_put_fails(void)
+/*
+ * An injected failure inside RM (fail_puts_rm): with the API lock taken
+ * (rmapiLockAcquire) or the GPU's (rmDeviceGpuLocksAcquire) failing, the
+ * pin stays, and nv_p2p_put_pages WARNs; nvsim only says so, since a
+ * test asked for it.
+ */
+static bool nvsim_put_fails_in_rm(u64 va, bool persistent)
 {
 	lockdep_assert_held(&nvsim_lock);
-	if (!nvsim_param_take_fail_put())
+	if (!nvsim_param_take_fail_put_rm())
 		return false;
-	nvsim_p2p_count.failed_puts++;
+	nvsim_p2p_count.rm_failed_puts++;
+	pr_info("put_pages%s(%#llx) failed inside RM (fail_puts_rm): the pin stays%s; NVIDIA's driver warns here\n",
+		persistent ? "_persistent" : "", va,
+		persistent ? ", its GPU reference dropped" : "");
 	return true;
 }
 
@@ -199,8 +303,8 @@ static int nvsim_put_pages(u64 p2p_token, u64 va,
 
 	mutex_lock(&nvsim_lock);
 	nvsim_p2p_count.put_pages_requests++;
-	if (nvsim_put_fails()) {
-		ret = -ENOMEM;
+	if (nvsim_put_fails_in_rm(va, false)) {
+		ret = -EIO;
 		goto unlock;
 	}
 	pin = nvsim_find_pin(page_table);
@@ -241,10 +345,6 @@ static int nvsim_put_pages_persistent(u64 va,
 
 	mutex_lock(&nvsim_lock);
 	nvsim_p2p_count.put_pages_requests++;
-	if (nvsim_put_fails()) {
-		ret = -ENOMEM;
-		goto unlock;
-	}
 	pin = nvsim_find_pin(page_table);
 	if (!pin || !pin->persistent) {
 		/*
@@ -261,10 +361,22 @@ static int nvsim_put_pages_persistent(u64 va,
 		/* The driver ignores the address; refusing is harsher. */
 		ret = -EINVAL;
 	} else {
-		pin->gpu->count.put_pages_calls++;
-		nvsim_pin_free(pin, false);
+		/*
+		 * nvidia_p2p_put_pages_persistent drops the GPU reference
+		 * (nvidia_dev_put_uuid) whatever RM answered: a pin whose
+		 * put failed in RM stays, with no reference to drop again.
+		 */
+		nvsim_gpu_ref_put(pin->gpu);
+		if (nvsim_put_fails_in_rm(va, true)) {
+			if (!pin->abandoned)
+				pin->gpu->count.abandoned_pins++;
+			pin->abandoned = true;
+			ret = -EIO;
+		} else {
+			pin->gpu->count.put_pages_calls++;
+			nvsim_pin_free(pin, false);
+		}
 	}
-unlock:
 	mutex_unlock(&nvsim_lock);
 	return ret;
 }
@@ -280,11 +392,19 @@ static int nvsim_unpin(u64 p2p_token, u64 virtual_address,
 		return 0;
 	nvsim_hook_event(NVSIM_EV_PUT_ENTER, virtual_address, 1);
 	nvsim_hook_at(NVSIM_AT_PUT_ENTER, virtual_address);
-	/* Both take nvsim_lock: they wait for a running callback. */
-	if (persistent)
+	if (nvsim_param_take_fail_put()) {
+		/*
+		 * nv_kmem_cache_alloc_stack failed: -ENOMEM before any lock,
+		 * so it does not wait for a running callback either.
+		 */
+		atomic_long_inc(&nvsim_early_failed_puts);
+		ret = -ENOMEM;
+	} else if (persistent) {
+		/* Both take nvsim_lock: they wait for a running callback. */
 		ret = nvsim_put_pages_persistent(virtual_address, page_table);
-	else
+	} else {
 		ret = nvsim_put_pages(p2p_token, virtual_address, page_table);
+	}
 	nvsim_hook_at(NVSIM_AT_PUT_EXIT, virtual_address);
 	return ret;
 }

@@ -5,6 +5,7 @@
  * writable in sysfs and change under a reader at any time, so each is
  * read once per use, whole.
  */
+#include <linux/atomic.h>
 #include <linux/compiler.h>
 #include <linux/moduleparam.h>
 
@@ -31,7 +32,17 @@ MODULE_PARM_DESC(dmabuf_mmap,
 static unsigned int nvsim_fail_puts;
 module_param_named(fail_puts, nvsim_fail_puts, uint, 0644);
 MODULE_PARM_DESC(fail_puts,
-		 "The next N put_pages[_persistent] calls fail with -ENOMEM and release nothing, as the driver's do when it cannot allocate (default 0)");
+		 "The next N put_pages[_persistent] calls fail with -ENOMEM before taking any lock, releasing and dropping nothing, as the driver's do when it cannot allocate its stack (default 0)");
+
+static unsigned int nvsim_fail_puts_rm;
+module_param_named(fail_puts_rm, nvsim_fail_puts_rm, uint, 0644);
+MODULE_PARM_DESC(fail_puts_rm,
+		 "The next N put_pages[_persistent] calls that get past that allocation fail inside RM with -EIO: nothing released, but a persistent put still drops its GPU reference, as the driver's does (default 0)");
+
+static unsigned int nvsim_fail_gets_late;
+module_param_named(fail_gets_late, nvsim_fail_gets_late, uint, 0644);
+MODULE_PARM_DESC(fail_gets_late,
+		 "The next N get_pages[_persistent] calls fail with -EIO after the pin was made and its callback registered (the pin undone, unless its callback ran meanwhile) (default 0)");
 
 static unsigned long max_pages;
 module_param(max_pages, ulong, 0444);
@@ -64,17 +75,37 @@ unsigned long nvsim_param_max_pages(void)
 }
 
 /*
- * Whether fail_puts asks this put to fail: it counts down by one for each
- * put it fails.  The caller holds nvsim_lock, so two puts never take the
- * same failure; a value written from sysfs meanwhile may be lost, as with
- * any counter set while it counts down.
+ * Takes one failure from a count-down parameter.  An early failing put
+ * holds no lock (the driver's takes none before it fails), so the count
+ * goes down by cmpxchg: two callers never take the same failure.  A value
+ * written from sysfs meanwhile may be lost, as with any counter set while
+ * it counts down.
  */
+static bool nvsim_take(unsigned int *param)
+{
+	unsigned int n = READ_ONCE(*param);
+
+	while (n) {
+		unsigned int was = cmpxchg(param, n, n - 1);
+
+		if (was == n)
+			return true;
+		n = was;
+	}
+	return false;
+}
+
 bool nvsim_param_take_fail_put(void)
 {
-	unsigned int n = READ_ONCE(nvsim_fail_puts);
+	return nvsim_take(&nvsim_fail_puts);
+}
 
-	if (!n)
-		return false;
-	WRITE_ONCE(nvsim_fail_puts, n - 1);
-	return true;
+bool nvsim_param_take_fail_put_rm(void)
+{
+	return nvsim_take(&nvsim_fail_puts_rm);
+}
+
+bool nvsim_param_take_fail_get_late(void)
+{
+	return nvsim_take(&nvsim_fail_gets_late);
 }

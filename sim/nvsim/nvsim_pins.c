@@ -99,6 +99,18 @@ static void nvsim_pin_recycle(struct nvsim_pin *pin, bool by_callback)
 	nvsim_pin_cache[nvsim_pin_cached++] = pin;
 }
 
+/* The live pin that get_pages number serial made, or NULL. */
+struct nvsim_pin *nvsim_find_pin_serial(u64 serial)
+{
+	struct nvsim_pin *pin;
+
+	lockdep_assert_held(&nvsim_lock);
+	list_for_each_entry(pin, &nvsim_pins, node)
+		if (pin->serial == serial)
+			return pin;
+	return NULL;
+}
+
 /* Releases pin (by_callback: its memory was freed), undoing the add. */
 void nvsim_pin_free(struct nvsim_pin *pin, bool by_callback)
 {
@@ -118,6 +130,8 @@ void nvsim_pin_free(struct nvsim_pin *pin, bool by_callback)
 	c->pinned_pages -= pin->pt.entries;
 	if (pin->persistent) {
 		c->persistent_pins--;
+		if (pin->abandoned)
+			c->abandoned_pins--;
 		nvsim_mem_put(pin->mem);
 	} else {
 		list_del(&pin->map_node);
@@ -144,6 +158,20 @@ void nvsim_fire_callbacks(struct nvsim_mapping *map)
 		nvsim_hook_event(NVSIM_EV_CALLBACK, va, 1);
 	}
 	nvsim_hook_event(NVSIM_EV_FREE, map->va, map->size);
+}
+
+/*
+ * A reset of gpu: RM's state for it is made anew, and with it go the
+ * persistent pins whose put failed inside RM (nothing else can free them).
+ */
+void nvsim_free_abandoned_pins(struct nvsim_dev *gpu)
+{
+	struct nvsim_pin *pin, *tmp;
+
+	lockdep_assert_held(&nvsim_lock);
+	list_for_each_entry_safe(pin, tmp, &nvsim_pins, node)
+		if (pin->gpu == gpu && pin->abandoned)
+			nvsim_pin_free(pin, false);
 }
 
 /* Module exit: pins a client never released (all persistent). */

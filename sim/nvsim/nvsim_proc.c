@@ -7,7 +7,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/kstrtox.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 
@@ -32,6 +34,8 @@ NVSIM_SHOW(callbacks_fired, c.callbacks_fired)
 NVSIM_SHOW(allocations, c.allocations)
 NVSIM_SHOW(dmabufs, c.dmabufs)
 NVSIM_SHOW(used_pages, used_pages)
+NVSIM_SHOW(gpu_refs, c.gpu_refs)
+NVSIM_SHOW(abandoned_pins, c.abandoned_pins)
 
 static int nvsim_show_stats(struct seq_file *m, void *v)
 {
@@ -49,6 +53,9 @@ static int nvsim_show_stats(struct seq_file *m, void *v)
 	seq_printf(m, "total_pages: %lu\n", s.total_pages);
 	seq_printf(m, "get_pages_calls: %lu\n", s.c.get_pages_calls);
 	seq_printf(m, "put_pages_calls: %lu\n", s.c.put_pages_calls);
+	seq_printf(m, "gpu_refs: %lu\n", s.c.gpu_refs);
+	seq_printf(m, "abandoned_pins: %lu\n", s.c.abandoned_pins);
+	seq_printf(m, "resets: %lu\n", s.c.resets);
 	/* The API's own, not any GPU's: in the sums only. */
 	if (!m->private) {
 		nvsim_p2p_snapshot(&p);
@@ -60,6 +67,10 @@ static int nvsim_show_stats(struct seq_file *m, void *v)
 		seq_printf(m, "double_frees: %lu\n", p.double_frees);
 		seq_printf(m, "use_after_free: %lu\n", p.use_after_free);
 		seq_printf(m, "failed_puts: %lu\n", p.failed_puts);
+		seq_printf(m, "rm_failed_puts: %lu\n", p.rm_failed_puts);
+		seq_printf(m, "late_failed_gets: %lu\n", p.late_failed_gets);
+		seq_printf(m, "gpu_ref_underflows: %lu\n",
+			   p.gpu_ref_underflows);
 	}
 	return 0;
 }
@@ -75,6 +86,8 @@ static const struct {
 	{ "allocations", nvsim_show_allocations },
 	{ "dmabufs", nvsim_show_dmabufs },
 	{ "used_pages", nvsim_show_used_pages },
+	{ "gpu_refs", nvsim_show_gpu_refs },
+	{ "abandoned_pins", nvsim_show_abandoned_pins },
 	{ "stats", nvsim_show_stats },
 };
 
@@ -86,6 +99,25 @@ static void nvsim_proc_fill(struct proc_dir_entry *dir, struct nvsim_dev *gpu)
 		proc_create_single_data(nvsim_proc_files[i].name, 0444, dir,
 					nvsim_proc_files[i].show, gpu);
 }
+
+/* reset: writing a GPU's index resets it, or fails with EBUSY. */
+static ssize_t nvsim_reset_write(struct file *file, const char __user *ubuf,
+				 size_t len, loff_t *pos)
+{
+	unsigned int index;
+	int ret;
+
+	ret = kstrtouint_from_user(ubuf, len, 10, &index);
+	if (ret)
+		return ret;
+	ret = nvsim_gpu_reset(index);
+	return ret ? ret : len;
+}
+
+static const struct proc_ops nvsim_reset_ops = {
+	.proc_write = nvsim_reset_write,
+	.proc_lseek = noop_llseek,
+};
 
 /* gpuN/ of a new GPU; nothing when /proc/driver/nvsim is missing. */
 void nvsim_proc_gpu_add(struct nvsim_dev *gpu)
@@ -117,6 +149,8 @@ void nvsim_proc_init(void)
 		return;
 	}
 	nvsim_proc_fill(nvsim_proc_dir, NULL);
+	if (!proc_create("reset", 0200, nvsim_proc_dir, &nvsim_reset_ops))
+		pr_warn("cannot create /proc/driver/nvsim/reset\n");
 	nvsim_hooks_proc_init(nvsim_proc_dir);
 }
 

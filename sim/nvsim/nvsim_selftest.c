@@ -13,6 +13,8 @@
  *   unpin           put_pages / put_pages_persistent of the slot (even
  *                   after its callback ran: nvsim must answer 0); the
  *                   slot keeps a pin whose put failed
+ *   forget          empties the slot without a put (a persistent pin
+ *                   whose put failed inside RM must not be put again)
  * Reading the file gives "pinned P persistent Q callbacks N put_rc R
  * entries E peek XXXXXXXXXXXXXXXX uuid U phys A": the first 8 bytes of
  * the slot's first page, read through its physical address A (hex), and
@@ -170,6 +172,14 @@ static int st_unpin(void)
 	return 0;
 }
 
+static int st_forget(void)
+{
+	if (!slot.pt)
+		return -ENOENT;
+	slot.pt = NULL;
+	return 0;
+}
+
 static ssize_t st_write(struct file *file, const char __user *ubuf,
 			size_t len, loff_t *ppos)
 {
@@ -195,6 +205,8 @@ static ssize_t st_write(struct file *file, const char __user *ubuf,
 		ret = st_pin(va, size, true);
 	else if (!strcmp(cmd, "unpin"))
 		ret = st_unpin();
+	else if (!strcmp(cmd, "forget"))
+		ret = st_forget();
 	else
 		ret = -EINVAL;
 	mutex_unlock(&st_lock);

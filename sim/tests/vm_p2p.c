@@ -9,8 +9,15 @@
  * freeing one GPU's memory leaving another's pin alone; the driver's
  * strict rules (sim/nvsim/README.md): put_pages from another process
  * releases nothing, p2p tokens are sequential and va_space is 0xfe00, and
- * a put that fails (fail_puts) releases nothing.
+ * a put that fails (fail_puts) releases nothing; the failure model: a put
+ * failing inside RM (fail_puts_rm) keeps the pin, yet a persistent one
+ * has dropped its GPU reference, which blocks a reset while held; a get
+ * failing late (fail_gets_late) leaves nothing; pid registration lets
+ * another process pin and put this one's memory until its own
+ * /dev/nvsim is released.
  */
+#include <dirent.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 
 #include "vm_sim.h"
@@ -208,6 +215,8 @@ static void strict_rules(void)
 	/* A failed put releases nothing; the next one does. */
 	CU_OK(cuMemAlloc(&d, 2 * SIM_PAGE));
 	CHECK(st_cmd("ppin %llx %llx", d, 2 * SIM_PAGE) == 0, "ppin");
+	CHECK(nvsim_count("gpu_refs") == 1, "a persistent pin holds %ld GPU references",
+	      nvsim_count("gpu_refs"));
 	REQUIRE(sim_set_param("fail_puts", 1) == 0, "setting fail_puts");
 	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin");
 	s = st_read();
@@ -218,12 +227,202 @@ static void strict_rules(void)
 	CHECK(nvsim_stat("failed_puts") == failed + 1, "failed_puts %ld, was %ld",
 	      nvsim_stat("failed_puts"), failed);
 	CHECK(sim_get_param("fail_puts") == 0, "fail_puts did not count down");
+	CHECK(nvsim_count("gpu_refs") == 1,
+	      "a put failing before RM dropped the GPU reference (%ld left)",
+	      nvsim_count("gpu_refs"));
 	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin again");
 	s = st_read();
 	CHECK(s.put_rc == 0 && s.pinned == 0, "second put: %d, pinned %d",
 	      s.put_rc, s.pinned);
 	CHECK(nvsim_count("outstanding_pins") == pins0, "pins after the put");
 	CU_OK(cuMemFree(d));
+}
+
+/*
+ * The driver's two kinds of failures and the GPU reference of persistent
+ * pins (sim/nvsim/README.md).  GPU 0 must have no memory allocated, so
+ * that it can be reset.
+ */
+static void failure_model(void)
+{
+	long pins0 = nvsim_count("outstanding_pins");
+	long rm0 = nvsim_stat("rm_failed_puts");
+	long late0 = nvsim_stat("late_failed_gets");
+	long used0 = nvsim_count("used_pages");
+	struct st_state s;
+	CUdeviceptr d;
+
+	REQUIRE(nvsim_gpu_count(0, "allocations") == 0 &&
+		nvsim_count("gpu_refs") == 0,
+		"GPU 0 is in use before the failure model's checks");
+
+	/* Inside RM, non-persistent: nothing released; put it again. */
+	CU_OK(cuMemAlloc(&d, 2 * SIM_PAGE));
+	CHECK(st_cmd("pin %llx %llx", d, 2 * SIM_PAGE) == 0, "pin");
+	REQUIRE(sim_set_param("fail_puts_rm", 1) == 0, "setting fail_puts_rm");
+	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin");
+	s = st_read();
+	CHECK(s.put_rc == -EIO && s.pinned == 1,
+	      "put failing in RM: %d, pinned %d", s.put_rc, s.pinned);
+	CHECK(nvsim_count("outstanding_pins") == pins0 + 1 &&
+	      nvsim_stat("rm_failed_puts") == rm0 + 1,
+	      "put failing in RM: pins %ld (were %ld), rm_failed_puts %ld (was %ld)",
+	      nvsim_count("outstanding_pins"), pins0,
+	      nvsim_stat("rm_failed_puts"), rm0);
+	CHECK(st_cmd("unpin", 0, 0) == 0 && st_read().put_rc == 0 &&
+	      nvsim_count("outstanding_pins") == pins0,
+	      "the second put of a non-persistent pin");
+
+	/* A persistent pin's GPU reference blocks a reset. */
+	CHECK(st_cmd("ppin %llx %llx", d, 2 * SIM_PAGE) == 0, "ppin");
+	CU_OK(cuMemFree(d));
+	CHECK(nvsim_reset(0) == -EBUSY, "reset with a persistent pin: %d",
+	      nvsim_reset(0));
+	CHECK(st_cmd("unpin", 0, 0) == 0 && st_read().put_rc == 0, "unpin");
+	CHECK(nvsim_count("gpu_refs") == 0, "GPU references %ld after the put",
+	      nvsim_count("gpu_refs"));
+	CHECK(nvsim_reset(0) == 0, "reset of an idle GPU: %d", nvsim_reset(0));
+
+	/* Inside RM, persistent: the pin stays, its reference is gone. */
+	CU_OK(cuMemAlloc(&d, 2 * SIM_PAGE));
+	CHECK(st_cmd("ppin %llx %llx", d, 2 * SIM_PAGE) == 0, "ppin");
+	REQUIRE(sim_set_param("fail_puts_rm", 1) == 0, "setting fail_puts_rm");
+	CHECK(st_cmd("unpin", 0, 0) == 0, "unpin");
+	s = st_read();
+	CHECK(s.put_rc == -EIO && s.pinned == 1,
+	      "persistent put failing in RM: %d, pinned %d", s.put_rc,
+	      s.pinned);
+	CHECK(nvsim_count("gpu_refs") == 0 &&
+	      nvsim_count("abandoned_pins") == 1 &&
+	      nvsim_count("outstanding_pins") == pins0 + 1,
+	      "persistent put failing in RM: GPU references %ld, abandoned %ld, pins %ld",
+	      nvsim_count("gpu_refs"), nvsim_count("abandoned_pins"),
+	      nvsim_count("outstanding_pins"));
+	CHECK(st_cmd("forget", 0, 0) == 0, "forget");
+	CU_OK(cuMemFree(d));
+	CHECK(nvsim_reset(0) == 0, "reset with an abandoned pin: %d",
+	      nvsim_reset(0));
+	CHECK(nvsim_count("outstanding_pins") == pins0 &&
+	      nvsim_count("abandoned_pins") == 0 &&
+	      nvsim_count("used_pages") == used0,
+	      "after the reset: pins %ld (were %ld), abandoned %ld, used pages %ld (were %ld)",
+	      nvsim_count("outstanding_pins"), pins0,
+	      nvsim_count("abandoned_pins"), nvsim_count("used_pages"), used0);
+
+	/* A get failing late leaves nothing, GPU reference included. */
+	CU_OK(cuMemAlloc(&d, 2 * SIM_PAGE));
+	REQUIRE(sim_set_param("fail_gets_late", 1) == 0,
+		"setting fail_gets_late");
+	CHECK(st_cmd("pin %llx %llx", d, 2 * SIM_PAGE) == EIO,
+	      "a late-failing pin did not fail with EIO");
+	REQUIRE(sim_set_param("fail_gets_late", 1) == 0,
+		"setting fail_gets_late");
+	CHECK(st_cmd("ppin %llx %llx", d, 2 * SIM_PAGE) == EIO,
+	      "a late-failing persistent pin did not fail with EIO");
+	CHECK(nvsim_count("outstanding_pins") == pins0 &&
+	      nvsim_count("gpu_refs") == 0 &&
+	      nvsim_stat("late_failed_gets") == late0 + 2,
+	      "late failures: pins %ld (were %ld), GPU references %ld, late_failed_gets %ld (was %ld)",
+	      nvsim_count("outstanding_pins"), pins0,
+	      nvsim_count("gpu_refs"), nvsim_stat("late_failed_gets"), late0);
+	CU_OK(cuMemFree(d));
+	CHECK(nvsim_stat("gpu_ref_underflows") == 0,
+	      "GPU references dropped below zero %ld times",
+	      nvsim_stat("gpu_ref_underflows"));
+}
+
+/* The descriptor of /dev/nvsim that the shim opened, or -1. */
+static int shim_fd(void)
+{
+	char path[300], target[64];
+	struct dirent *e;
+	DIR *dir = opendir("/proc/self/fd");
+	ssize_t n;
+	int fd = -1;
+
+	while (dir && (e = readdir(dir)) && fd < 0) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			if (!strcmp(target, NVSIM_DEVICE_PATH))
+				fd = atoi(e->d_name);
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return fd;
+}
+
+/* The client of the registration case: see pid_registration. */
+static int registered_client(int ready, int go, unsigned long long va)
+{
+	int fd = open(NVSIM_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	char c;
+
+	if (fd < 0 || write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
+		return 2;
+	if (st_cmd("pin %llx %llx", va, 2 * SIM_PAGE) ||
+	    st_read().peek != 0x5555555555555555ULL)
+		return 3;
+	if (st_cmd("unpin", 0, 0) || st_read().put_rc || st_read().pinned)
+		return 4;
+	if (st_cmd("pin %llx %llx", va, 2 * SIM_PAGE))
+		return 5;
+	close(fd);	/* its "RM client": the registration ends */
+	if (st_cmd("unpin", 0, 0) || st_read().put_rc)
+		return 6;
+	return st_cmd("pin %llx %llx", va, 2 * SIM_PAGE) == EINVAL ? 0 : 7;
+}
+
+/*
+ * NVSIM_IOC_REGISTER_PID: a registered process pins and puts this one's
+ * memory with token 0; once its own /dev/nvsim is released, its put finds
+ * nothing (0, a foreign put), and the pin waits for the memory's free.
+ */
+static void pid_registration(void)
+{
+	long pins0 = nvsim_count("outstanding_pins");
+	long foreign = nvsim_stat("foreign_puts");
+	long cb0 = nvsim_count("callbacks_fired");
+	struct nvsim_register_pid reg = { .pid = 0 };
+	int ready[2], go[2], status, fd = shim_fd();
+	CUdeviceptr d;
+	pid_t pid;
+	char c;
+
+	REQUIRE(fd >= 0, "the shim's /dev/nvsim descriptor was not found");
+	CU_OK(cuMemAlloc(&d, 2 * SIM_PAGE));
+	CU_OK(cuMemsetD8(d, 0x55, 2 * SIM_PAGE));
+	REQUIRE(pipe(ready) == 0 && pipe(go) == 0, "pipe");
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		_exit(registered_client(ready[1], go[0], d));
+	REQUIRE(pid > 0 && read(ready[0], &c, 1) == 1, "the client did not start");
+	reg.pid = 999999;
+	CHECK(ioctl(fd, NVSIM_IOC_REGISTER_PID, &reg) && errno == ESRCH,
+	      "registering a pid with no /dev/nvsim: %s", strerror(errno));
+	reg.pid = pid;
+	CHECK(ioctl(fd, NVSIM_IOC_REGISTER_PID, &reg) == 0,
+	      "REGISTER_PID: %s", strerror(errno));
+	CHECK(write(go[1], "g", 1) == 1, "telling the client");
+	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the registered client: status %#x", status);
+	CHECK(nvsim_count("outstanding_pins") == pins0 + 1 &&
+	      nvsim_stat("foreign_puts") == foreign + 1,
+	      "after the client's RM client went: pins %ld (were %ld), foreign puts %ld (were %ld)",
+	      nvsim_count("outstanding_pins"), pins0,
+	      nvsim_stat("foreign_puts"), foreign);
+	CU_OK(cuMemFree(d));
+	CHECK(nvsim_count("outstanding_pins") == pins0 &&
+	      nvsim_count("callbacks_fired") == cb0 + 1,
+	      "the pin after its memory was freed");
+	for (int i = 0; i < 2; i++) {
+		close(ready[i]);
+		close(go[i]);
+	}
 }
 
 /* The child of the exit case: pin, then exit without freeing. */
@@ -260,6 +459,8 @@ int main(int argc, char **argv)
 	if (gpu_count() > 1)
 		second_gpu(ctx);
 	strict_rules();
+	failure_model();
+	pid_registration();
 
 	/* Argument checks and good round trips, in the kernel. */
 	CU_OK(cuMemAlloc(&d, len));

@@ -7,6 +7,7 @@
 #ifndef GDRMAP_TEST_NVSIM_COUNT_H
 #define GDRMAP_TEST_NVSIM_COUNT_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,6 +41,23 @@ static inline long nvsim_gpu_count(int dev, const char *name)
 
 	snprintf(path, sizeof(path), "/proc/driver/nvsim/gpu%d/%s", dev, name);
 	return read_count(path);
+}
+
+/*
+ * Resets simulated GPU dev (/proc/driver/nvsim/reset): 0, or -errno
+ * (EBUSY while it is in use).
+ */
+static inline int nvsim_reset(int dev)
+{
+	FILE *f = fopen("/proc/driver/nvsim/reset", "w");
+	int err;
+
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", dev);
+	errno = 0;
+	err = fclose(f) ? -errno : 0;
+	return err;
 }
 
 /* A line "name: N" of /proc/driver/nvsim/stats (the sums), or -1. */

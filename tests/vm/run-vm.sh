@@ -20,6 +20,7 @@
 #   GDRMAP_FUZZ_SECS     duration of the fuzzer (cases/ioctl_fuzz.c), per pass [20;
 #                        60 s per kernel over the three passes]
 #   GDRMAP_FUZZ_SEED     the fuzzer's seed, to replay a run [random]
+#   GDRMAP_FUZZ_FAILURES 0: the fuzzer arms none of NVIDIA's failures [1]
 #   GDRMAP_CASE_TIMEOUT  limit on one test inside the VM, seconds [120]
 #   GDRMAP_VM_TIMEOUT    hard limit on the whole VM run, seconds [900]
 #   GDRMAP_VM_MEM        guest RAM [1G]
@@ -135,6 +136,7 @@ cat >"$stage/vm/vm.conf" <<CONF
 GDRMAP_STRESS_SECS=$stress
 GDRMAP_FUZZ_SECS=${GDRMAP_FUZZ_SECS:-20}
 GDRMAP_FUZZ_SEED=${GDRMAP_FUZZ_SEED:-}
+GDRMAP_FUZZ_FAILURES=${GDRMAP_FUZZ_FAILURES:-1}
 GDRMAP_FUZZ_REPLAY=/vm/fuzz-seeds
 GDRMAP_CASE_TIMEOUT=${GDRMAP_CASE_TIMEOUT:-120}
 GDRMAP_VM_MODES="${GDRMAP_VM_MODES:-1 0}"

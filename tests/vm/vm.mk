@@ -9,7 +9,9 @@ VM_KERNELS   := $(shell awk -v a=$(VM_ARCH) '$$1 == "kernel" && $$3 == a && $$7 
 	{ print $$2 }' tests/kernels/kernels.conf) newest
 VM_CASE_SRCS := $(wildcard tests/vm/cases/*.c)
 VM_CASE_BINS := $(patsubst tests/vm/cases/%.c,$(O)/tests/vm/cases/%,$(VM_CASE_SRCS))
-VM_CASE_CFLAGS = $(ALL_CFLAGS) -Itests/common -Itests/vm/cases -pthread
+# -Isim/nvsim: the cases that act as another NVIDIA client (an MPS
+# server) use /dev/nvsim's ioctls directly.
+VM_CASE_CFLAGS = $(ALL_CFLAGS) -Itests/common -Itests/vm/cases -Isim/nvsim -pthread
 # The cases call the CUDA driver API of the libcuda shim and the public API
 # of libgdrapi; inside the VM both come from /usr/lib/gdrmap.
 VM_CASE_LIBS = -L$(O)/lib -L$(O)/sim/libcuda -l:libgdrapi.so.2 \

@@ -27,6 +27,15 @@
  *    were; nvsim saw no put_pages that NVIDIA's driver would ignore,
  *    double-free on or read freed memory for; the kernel log has no
  *    warning.
+ * With GDRMAP_FUZZ_FAILURES (1, the default) about half of the episodes
+ * also meet NVIDIA's failures, as nvsim models them (sim/nvsim/README.md):
+ * a put_pages that fails before the driver's lock (fail_puts), puts that
+ * fail inside it (fail_puts_rm; a persistent one has dropped its GPU
+ * reference, so gdrdrv gives the pin up and nvsim keeps it until a reset,
+ * which the parent then does and which must succeed), and a get_pages that
+ * fails after its callback was registered (fail_gets_late: that pin may
+ * fail with EIO).  At most one of the first kind per episode: a pin failing
+ * so twice is given up holding the GPU, which nothing can undo.
  * GDRMAP_FUZZ_SEED replays a run (each thread draws the same operations;
  * their interleaving differs); every failure prints the seed to replay.
  * Seeds that once failed are listed in tests/vm/fuzz-seeds and replayed
@@ -106,6 +115,12 @@ static struct timespec deadline;
 static atomic_ulong n_ops, n_faults, n_forks, n_bad, n_passes;
 static atomic_int failed;
 static int report_fd = -1;	/* the worker's counts go there */
+/* This episode's injected NVIDIA failures (set before the worker forks). */
+static struct inject {
+	int early, rm, late;
+} inj;
+
+#define NVSIM_PARAM	"/sys/module/nvsim/parameters/"
 /* Held by the worker only: its holders see EOF when it has exited. */
 static int worker_alive[2] = { -1, -1 };
 
@@ -237,7 +252,10 @@ static void op_pin(uint64_t *s)
 
 	pthread_mutex_lock(&st);
 	if (rc) {
-		if (bufs[b].state == B_LIVE)
+		/* A get_pages failing late: EIO (the library's -1 and errno). */
+		int late = inj.late && (rc == -EIO || (lib && errno == EIO));
+
+		if (bufs[b].state == B_LIVE && !late)
 			fail("pin of live buffer %d (+%#llx, %#llx, %s) failed: %d",
 			     b, (unsigned long long)off, (unsigned long long)len,
 			     lib ? "lib" : "raw", rc);
@@ -1029,7 +1047,15 @@ static struct level level_now(void)
 /* New kernel log lines that a clean run never has; -1 unreadable. */
 static int kmsg_fd = -1;
 
-static int kernel_complained(void)
+/* The lines an injected failure makes: gdrdrv's and nvsim's own. */
+static int expected_failure(const char *rec)
+{
+	return strstr(rec, "keeping the pin until") ||
+	       strstr(rec, "giving the pin up") ||
+	       strstr(rec, "(fail_puts_rm)") || strstr(rec, "(fail_gets_late)");
+}
+
+static int kernel_complained(int injected)
 {
 	char rec[2048];
 	ssize_t n;
@@ -1047,7 +1073,9 @@ static int kernel_complained(void)
 		rec[n] = '\0';
 		if (strstr(rec, "WARNING:") || strstr(rec, "BUG:") ||
 		    strstr(rec, "Oops") || strstr(rec, "Call Trace") ||
-		    strstr(rec, "put_pages") || strstr(rec, "refcount_t")) {
+		    strstr(rec, "refcount_t") ||
+		    (strstr(rec, "put_pages") &&
+		     !(injected && expected_failure(rec)))) {
 			fprintf(stderr, "kernel: %s", strchr(rec, ';') ?
 				strchr(rec, ';') + 1 : rec);
 			bad = 1;
@@ -1057,7 +1085,50 @@ static int kernel_complained(void)
 }
 
 static unsigned long tot_ops, tot_faults, tot_forks, tot_bad, tot_passes;
-static unsigned long episodes;
+static unsigned long episodes, tot_resets;
+static int failures_on = 1;
+
+static void set_nvsim(const char *name, int v)
+{
+	char path[128], val[16];
+
+	snprintf(path, sizeof(path), NVSIM_PARAM "%s", name);
+	snprintf(val, sizeof(val), "%d", v);
+	if (write_text(path, val))
+		fail("%s: %s", path, strerror(errno));
+}
+
+/* Arms this episode's failures, from its seed; none half the time. */
+static void inject_arm(uint64_t seed)
+{
+	uint64_t s = seed ^ 0x6661696c75726573ULL;
+
+	memset(&inj, 0, sizeof(inj));
+	if (failures_on && below(&s, 2)) {
+		inj.early = (int)below(&s, 2);
+		inj.rm = (int)below(&s, 3);
+		inj.late = (int)below(&s, 2);
+	}
+	set_nvsim("fail_puts", inj.early);
+	set_nvsim("fail_puts_rm", inj.rm);
+	set_nvsim("fail_gets_late", inj.late);
+}
+
+/*
+ * Disarms what the episode did not use, and resets GPU 0 if a failed
+ * persistent put left a pin there (nothing else releases it): 0, or -1
+ * if the reset was refused, which means something still holds the GPU.
+ */
+static int inject_disarm(void)
+{
+	set_nvsim("fail_puts", 0);
+	set_nvsim("fail_puts_rm", 0);
+	set_nvsim("fail_gets_late", 0);
+	if (nvsim_count("abandoned_pins") <= 0)
+		return 0;
+	tot_resets++;
+	return nvsim_reset(0) ? -1 : 0;
+}
 
 /*
  * Waits until every process that holds fd (the worker and the holders of
@@ -1084,6 +1155,7 @@ static int run_episode(uint64_t seed, int nthreads, const struct level *base)
 	FILE *in;
 
 	REQUIRE(pipe(pfd) == 0 && pipe(held) == 0, "pipe");
+	inject_arm(seed);
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
@@ -1114,6 +1186,11 @@ static int run_episode(uint64_t seed, int nthreads, const struct level *base)
 			ok = 0;
 		}
 	}
+	if (inject_disarm()) {
+		fprintf(stderr, "episode seed %#llx: GPU 0 could not be reset after a given-up pin (%ld GPU references held)\n",
+			(unsigned long long)seed, nvsim_count("gpu_refs"));
+		ok = 0;
+	}
 	episodes++;
 	tot_ops += o;
 	tot_faults += f;
@@ -1140,19 +1217,15 @@ static int run_episode(uint64_t seed, int nthreads, const struct level *base)
 	}
 	{
 		unsigned long long bytes;
-		int n, p;
-		FILE *pf = fopen("/proc/driver/gdrdrv/pinned", "r");
+		int n, left;
 
-		while (pf && fscanf(pf, "%d %llu %d", &p, &bytes, &n) == 3)
-			if (p == pid) {
-				fprintf(stderr, "episode seed %#llx: its process is still listed as pinning\n",
-					(unsigned long long)seed);
-				ok = 0;
-			}
-		if (pf)
-			fclose(pf);
+		if (!pinned_line(pid, &bytes, &n, &left)) {
+			fprintf(stderr, "episode seed %#llx: its process is still listed as pinning\n",
+				(unsigned long long)seed);
+			ok = 0;
+		}
 	}
-	if (kernel_complained()) {
+	if (kernel_complained(inj.early || inj.rm || inj.late)) {
 		fprintf(stderr, "episode seed %#llx: the kernel complained\n",
 			(unsigned long long)seed);
 		ok = 0;
@@ -1194,6 +1267,7 @@ static void replay_listed(int nthreads, const struct level *base)
 int main(void)
 {
 	uint64_t seed, s, urandom = 0;
+	long failed0, rm0, late0;
 	struct level base;
 	struct timespec end;
 	int nthreads, secs;
@@ -1212,6 +1286,8 @@ int main(void)
 	seed = env_u64("GDRMAP_FUZZ_SEED", urandom);
 	secs = (int)env_u64("GDRMAP_FUZZ_SECS", 20);
 	nthreads = (int)env_u64("GDRMAP_FUZZ_THREADS", 3);
+	failures_on = (int)env_u64("GDRMAP_FUZZ_FAILURES", 1) &&
+		      !access(NVSIM_PARAM "fail_puts_rm", W_OK);
 	if (nthreads < 1 || nthreads > 8)
 		nthreads = 3;
 	{
@@ -1220,11 +1296,15 @@ int main(void)
 		persistent = gdrdrv_persistent(fd);
 		close(fd);
 	}
-	printf("fuzz: seed %#llx, %d s, %d threads, %s mode (replay: GDRMAP_FUZZ_SEED=%#llx)\n",
+	printf("fuzz: seed %#llx, %d s, %d threads, %s mode, NVIDIA's failures %s (replay: GDRMAP_FUZZ_SEED=%#llx)\n",
 	       (unsigned long long)seed, secs, nthreads,
-	       persistent ? "persistent" : "callback", (unsigned long long)seed);
+	       persistent ? "persistent" : "callback",
+	       failures_on ? "on" : "off", (unsigned long long)seed);
 	fflush(stdout);
 
+	failed0 = nvsim_stat("failed_puts");
+	rm0 = nvsim_stat("rm_failed_puts");
+	late0 = nvsim_stat("late_failed_gets");
 	kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 	if (kmsg_fd >= 0)
 		lseek(kmsg_fd, 0, SEEK_END);
@@ -1240,5 +1320,9 @@ int main(void)
 	printf("fuzz: seed %#llx: %lu episodes, %lu operations, %lu faults (allowed), %lu fork children, %lu fds handed to another process, %lu bad requests refused\n",
 	       (unsigned long long)seed, episodes, tot_ops, tot_faults,
 	       tot_forks, tot_passes, tot_bad);
+	printf("fuzz: NVIDIA's failures met: %ld puts before the driver's lock, %ld inside it, %ld gets late; %lu GPU resets for given-up pins\n",
+	       nvsim_stat("failed_puts") - failed0,
+	       nvsim_stat("rm_failed_puts") - rm0,
+	       nvsim_stat("late_failed_gets") - late0, tot_resets);
 	return test_done();
 }

@@ -6,7 +6,11 @@
  *  - max_pinned_per_file bounds the bytes one open file holds pinned
  *    (ENOMEM past it); 0 is no bound;
  *  - pins are released when the process that made them exits, though a
- *    fork child still holds the descriptor (it could never use them);
+ *    fork child still holds the descriptor (it could never use them):
+ *    persistent pins by put_pages at its exit; callback-mode pins, which
+ *    NVIDIA may no longer find for an exiting process, by their callbacks
+ *    when the memory's last holder (here the child, which also holds
+ *    /dev/nvsim) lets it go;
  *  - the kernel memory of pins is charged to the pinning process's memory
  *    cgroup.
  */
@@ -23,10 +27,11 @@ static int pinned_of(pid_t pid, unsigned long long *bytes, int *pins)
 	FILE *f = fopen("/proc/driver/gdrdrv/pinned", "r");
 	unsigned long long b;
 	int p, n, found = -1;
+	char line[128];
 
 	REQUIRE(f, "/proc/driver/gdrdrv/pinned: %s", strerror(errno));
-	while (fscanf(f, "%d %llu %d", &p, &b, &n) == 3) {
-		if (p != pid)
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%d %llu %d", &p, &b, &n) != 3 || p != pid)
 			continue;
 		CHECK(found, "process %d listed twice", pid);
 		*bytes = b;
@@ -100,9 +105,9 @@ static void limit(CUdeviceptr d)
 /*
  * A process pins, forks a child that keeps every descriptor open (gdrdrv's
  * and nvsim's, so the memory is not freed either) and waits, and exits:
- * its pins go with it.
+ * its persistent pins go with it, its callback-mode pins with the child.
  */
-static void owner_exit(void)
+static void owner_exit(int persistent)
 {
 	long held = gdrdrv_refcount(), pins = nvsim_count("outstanding_pins");
 	int go[2], ready[2], st;
@@ -140,10 +145,10 @@ static void owner_exit(void)
 		"the owner did not start its child");
 	REQUIRE(waitpid(owner, &st, 0) == owner && WIFEXITED(st) &&
 		WEXITSTATUS(st) == 0, "the owner failed");
-	CHECK(gdrdrv_refcount() == held,
-	      "the owner exited and its child holds the fd: gdrdrv holds %ld pins, had %ld",
+	CHECK(gdrdrv_refcount() == held + !persistent,
+	      "the owner exited and its child holds the fds: gdrdrv holds %ld pins, had %ld",
 	      gdrdrv_refcount(), held);
-	CHECK(nvsim_count("outstanding_pins") == pins,
+	CHECK(nvsim_count("outstanding_pins") == pins + !persistent,
 	      "the owner exited: nvsim has %ld pins, had %ld",
 	      nvsim_count("outstanding_pins"), pins);
 	CHECK(write(go[1], &c, 1) == 1, "telling the child");
@@ -151,6 +156,10 @@ static void owner_exit(void)
 	for (int i = 0; i < 500 && !kill(keeper, 0); i++)
 		usleep(10000);
 	CHECK(kill(keeper, 0) != 0, "the keeper did not exit");
+	CHECK(gdrdrv_refcount() == held &&
+	      nvsim_count("outstanding_pins") == pins,
+	      "the keeper exited: gdrdrv holds %ld pins, nvsim %ld; had %ld, %ld",
+	      gdrdrv_refcount(), nvsim_count("outstanding_pins"), held, pins);
 	close(go[0]);
 	close(go[1]);
 	close(ready[0]);
@@ -222,9 +231,11 @@ int main(void)
 {
 	const size_t len = 4 * GPU_PAGE;
 	CUdeviceptr d;
+	int fd = gdrdrv_open(), persistent = gdrdrv_persistent(fd);
 
+	close(fd);
 	/* First: its child must be the first of the two to use CUDA. */
-	owner_exit();
+	owner_exit(persistent);
 	vm_cuda_init();
 	d = vm_alloc(len);
 	gpu_fill(d, len, 9);

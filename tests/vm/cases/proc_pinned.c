@@ -1,23 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * /proc/driver/gdrdrv/pinned ("pid bytes pins", one line per process with
- * the device open) shows a reader the processes of its own user, and root
- * every user's; each by the pid it has in the reader's pid namespace, and
- * none that namespace cannot see:
+ * /proc/driver/gdrdrv/pinned ("pid bytes pins left", one line per process
+ * with the device open) shows whoever opened it the processes of its own
+ * user, and root every user's; each by the pid it has in the pid namespace
+ * of the procfs the file is in, and none that namespace cannot see:
  *  - this process (root) pins; a process of user nobody pins: root sees
  *    both lines, nobody only its own;
- *  - a process in a new pid namespace (pid 1 there) pins: it sees its own
- *    line, as pid 1, and no other; root outside sees it by its pid there.
+ *  - a process in a new pid namespace (pid 1 there) pins and reads the file
+ *    through a procfs it mounted there, as a container does: it sees its
+ *    own line, as pid 1, and no other; root outside sees it by its pid
+ *    here.
  * The proprietary flavour cannot translate pids between namespaces (the
- * kernel keeps that from modules that are not GPL): a reader in another
- * pid namespace than the first sees no line.
+ * kernel keeps that from modules that are not GPL): a procfs of another
+ * pid namespace than the first shows no line.
  */
 #include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "vmtest.h"
 
-#define PINNED	"/proc/driver/gdrdrv/pinned"
+#define PINNED_IN	"/driver/gdrdrv/pinned"
+#define PINNED		"/proc" PINNED_IN
+/* Where the pinner in a new pid namespace mounts a procfs of its own. */
+#define NSPROC		"/tmp/proc_pinned.ns"
 #define MAXL	64
 
 struct view {
@@ -28,15 +35,18 @@ struct view {
 	int pins[MAXL];
 };
 
-static void read_view(struct view *v)
+static void read_view(struct view *v, const char *path)
 {
-	FILE *f = fopen(PINNED, "r");
+	FILE *f = fopen(path, "r");
+	char line[128];
 
 	v->n = 0;
-	REQUIRE(f, "%s: %s", PINNED, strerror(errno));
-	while (v->n < MAXL && fscanf(f, "%d %llu %d", &v->pid[v->n],
-				     &v->bytes[v->n], &v->pins[v->n]) == 3)
-		v->n++;
+	REQUIRE(f, "%s: %s", path, strerror(errno));
+	/* "pid bytes pins left": the last is pins/close left to NVIDIA. */
+	while (v->n < MAXL && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%d %llu %d", &v->pid[v->n], &v->bytes[v->n],
+			   &v->pins[v->n]) == 3)
+			v->n++;
 	fclose(f);
 }
 
@@ -50,9 +60,10 @@ static int listed(const struct view *v, int pid)
 
 /*
  * The child's side (a fresh process, exec'ed): become uid (-1: stay),
- * pin a GPU page, print what the file shows it, wait for a byte on stdin.
+ * pin a GPU page, print what the file at path shows it, wait for a byte on
+ * stdin.
  */
-static int pinner(int uid)
+static int pinner(int uid, const char *path)
 {
 	struct view v;
 	uint64_t h;
@@ -65,7 +76,7 @@ static int pinner(int uid)
 	fd = gdrdrv_open();
 	if (gdrdrv_pin(fd, vm_alloc(GPU_PAGE), GPU_PAGE, &h))
 		return 101;
-	read_view(&v);
+	read_view(&v, path);
 	printf("self %d\n", getpid());
 	for (int i = 0; i < v.n; i++)
 		printf("line %d %llu %d\n", v.pid[i], v.bytes[i], v.pins[i]);
@@ -131,11 +142,22 @@ static void spawn(struct child *c, int uid, int newns)
 		if (newns) {
 			int st;
 
-			if (unshare(CLONE_NEWPID))
+			if (unshare(CLONE_NEWPID | CLONE_NEWNS) ||
+			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 				_exit(110);
 			inner = fork();
 			if (inner < 0)
 				_exit(111);
+			if (inner == 0) {
+				/* pid 1 there: a procfs of its namespace. */
+				mkdir(NSPROC, 0700);
+				if (mount("proc", NSPROC, "proc", 0, NULL))
+					_exit(115);
+				execl("/proc/self/exe", "proc_pinned",
+				      "--pinner", arg, NSPROC PINNED_IN,
+				      (char *)NULL);
+				_exit(116);
+			}
 			if (inner > 0) {
 				if (write(pidp[1], &inner, sizeof(inner)) !=
 				    sizeof(inner))
@@ -145,7 +167,7 @@ static void spawn(struct child *c, int uid, int newns)
 			}
 		}
 		execl("/proc/self/exe", "proc_pinned", "--pinner", arg,
-		      (char *)NULL);
+		      PINNED, (char *)NULL);
 		_exit(114);
 	}
 	close(out[1]);
@@ -184,8 +206,8 @@ int main(int argc, char **argv)
 	int fd, i, me = getpid();
 	uint64_t h;
 
-	if (argc == 3 && !strcmp(argv[1], "--pinner"))
-		return pinner(atoi(argv[2]));
+	if (argc == 4 && !strcmp(argv[1], "--pinner"))
+		return pinner(atoi(argv[2]), argv[3]);
 
 	vm_cuda_init();
 	fd = gdrdrv_open();
@@ -201,7 +223,7 @@ int main(int argc, char **argv)
 	      "user nobody sees root's process %d in %s", me, PINNED);
 	CHECK(nobody.v.n == 1, "user nobody sees %d lines, want its own only",
 	      nobody.v.n);
-	read_view(&mine);
+	read_view(&mine, PINNED);
 	i = listed(&mine, me);
 	CHECK(i >= 0 && mine.bytes[i] == 2 * GPU_PAGE && mine.pins[i] == 1,
 	      "root does not see its own pin");
@@ -222,14 +244,14 @@ int main(int argc, char **argv)
 		      "in a new pid namespace: %d lines (first pid %d), want its own, pid 1",
 		      inns.v.n, inns.v.n ? inns.v.pid[0] : -1);
 	}
-	read_view(&mine);
+	read_view(&mine, PINNED);
 	CHECK(listed(&mine, inns.pid) >= 0,
 	      "root does not see the process %d of the new namespace",
 	      inns.pid);
 	finish(&inns, "new pid namespace");
 
 	close(fd);
-	read_view(&mine);
+	read_view(&mine, PINNED);
 	CHECK(listed(&mine, me) < 0, "a closed process is still listed");
 	return test_done();
 }

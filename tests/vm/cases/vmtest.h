@@ -265,6 +265,38 @@ static inline long gdrdrv_refcount(void)
 	return read_count("/proc/driver/gdrdrv/nv_get_pages_refcount");
 }
 
+/*
+ * pid's line of /proc/driver/gdrdrv/pinned ("pid bytes pins left"): 0 and
+ * its numbers, or -1 if it has none.  left is -1 where the line has no
+ * fourth field.
+ */
+static inline int pinned_line(pid_t pid, unsigned long long *bytes,
+			      int *pins, int *left)
+{
+	FILE *f = fopen("/proc/driver/gdrdrv/pinned", "r");
+	unsigned long long b;
+	char line[128];
+	int p, n, l, found = -1;
+
+	*bytes = 0;
+	*pins = 0;
+	*left = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		l = -1;
+		if (sscanf(line, "%d %llu %d %d", &p, &b, &n, &l) < 3 ||
+		    p != pid)
+			continue;
+		*bytes = b;
+		*pins = n;
+		*left = l;
+		found = 0;
+	}
+	fclose(f);
+	return found;
+}
+
 /* The references that keep a module loaded (/sys/module/M/refcnt), or -1. */
 static inline long module_refcnt(const char *mod)
 {
