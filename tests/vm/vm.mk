@@ -102,3 +102,14 @@ ioctl-fuzz: lib
 		GDRMAP_CASE_TIMEOUT=$$(($(FUZZ_SECS) + 600)) \
 		GDRMAP_VM_TIMEOUT=$$((2 * $(FUZZ_SECS) + 1800)) \
 		O=$(O) tests/vm/run-vm.sh $$s || status=1; done; exit $$status
+
+# GDRCopy's own sanity suite against its gdrdrv and gdrmap's, with either
+# library (tests/vm/gdrcopy-sanity.sh): needs a GDRCopy source tree
+# (GDRCOPY_SRC=DIR; skipped without one; NVIDIA_SRC and CUDA as the
+# script says), on the kernels of SANITY_KERNELS.  Not in check-all: the
+# tree carries no GDRCopy source.
+SANITY_KERNELS ?= 6.1
+.PHONY: gdrcopy-sanity
+gdrcopy-sanity:
+	O=$(O) GDRCOPY_SRC="$(GDRCOPY_SRC)" NVIDIA_SRC="$(NVIDIA_SRC)" \
+		CUDA="$(CUDA)" tests/vm/gdrcopy-sanity.sh $(SANITY_KERNELS)
