@@ -150,35 +150,27 @@ def run_device(dev):
 def cells_of(m, h, ht, d, kind):
     """The calls of one size and kind, by name ("way: what"); a path that
     cannot serve maps to its refusal (a str)."""
-    fns = {"read: Mapping.readinto": lambda: m.readinto(h)}
-    for path in PATHS:
-        try:
-            m.readinto(h, path=path)
-        except gdrmap.GdrmapError as e:
-            fns["read: path=%s" % path] = "refused: %s" % e
-            continue
-        fns["read: path=%s" % path] = \
-            lambda path=path: m.readinto(h, path=path)
+    fns = {}
+    for way, call, copy in (
+            ("read", m.readinto, lambda: ht.copy_(d, non_blocking=True)),
+            ("write", m.write, lambda: d.copy_(ht, non_blocking=True))):
+        fns["%s: Mapping.%s" % (way, call.__name__)] = \
+            lambda call=call: call(h)
+        for path in PATHS:
+            name = "%s: path=%s" % (way, path)
+            try:
+                call(h, path=path)
+            except gdrmap.GdrmapError as e:
+                fns[name] = "refused: %s" % e
+                continue
+            fns[name] = lambda call=call, path=path: call(h, path=path)
 
-    def torch_read():
-        ht.copy_(d, non_blocking=True)
-        torch.cuda.synchronize()
-    fns["read: PyTorch copy_ + sync"] = torch_read
-    if kind == "pageable tensor":
-        fns["read: dev.cpu()"] = lambda: d.cpu()
-    fns["write: Mapping.write"] = lambda: m.write(h)
-    for path in PATHS:
-        try:
-            m.write(h, path=path)
-        except gdrmap.GdrmapError as e:
-            fns["write: path=%s" % path] = "refused: %s" % e
-            continue
-        fns["write: path=%s" % path] = lambda path=path: m.write(h, path=path)
-
-    def torch_write():
-        d.copy_(ht, non_blocking=True)
-        torch.cuda.synchronize()
-    fns["write: PyTorch copy_ + sync"] = torch_write
+        def torch_copy(copy=copy):
+            copy()
+            torch.cuda.synchronize()
+        fns["%s: PyTorch copy_ + sync" % way] = torch_copy
+        if way == "read" and kind == "pageable tensor":
+            fns["read: dev.cpu()"] = lambda: d.cpu()
     return fns
 
 
