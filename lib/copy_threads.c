@@ -30,7 +30,9 @@
 #include "log.h"
 
 #define MAX_HELPERS	15
+#ifndef DEFAULT_HELPERS
 #define DEFAULT_HELPERS	3
+#endif
 /* How long a helper spins for the next copy before it sleeps. */
 #define SPIN_NS		100000
 /* No part is smaller than this: below, a helper costs more than it copies. */

@@ -12,12 +12,18 @@
  */
 #include <string.h>
 
+#include "copy/copy.h"
 #include "copy_threads.h"
 #include "dma_stage.h"
 
 /* The largest chunk: large enough that a chunk's fixed costs (a queued
- * copy, a wake-up of the helpers) stay a few percent of it. */
-#define CHUNK_MAX	(2UL << 20)
+ * copy, a wake-up of the helpers) stay a few percent of it.  A build may
+ * set another (-DGDR_STAGE_CHUNK=bytes) to measure. */
+#ifdef GDR_STAGE_CHUNK
+#define CHUNK_MAX	((size_t)(GDR_STAGE_CHUNK))
+#else
+#define CHUNK_MAX	(4UL << 20)
+#endif
 #define CHUNK_MIN	(64UL << 10)
 
 static void part_memcpy(void *dst, const void *src, size_t n)
@@ -25,10 +31,23 @@ static void part_memcpy(void *dst, const void *src, size_t n)
 	memcpy(dst, src, n);
 }
 
-static void cpu_copy(void *dst, const void *src, size_t n)
+/*
+ * The CPUs' part of a chunk.  Into the caller's memory (reads) with
+ * streaming stores, the write-combined mapping's routine: a store that
+ * misses the cache would first read the line it fills, a third of the
+ * memory traffic of a copy larger than the cache, and the copy engine
+ * fills the next buffer meanwhile.
+ */
+static void cpu_copy(void *dst, const void *src, size_t n, int to_gpu)
 {
-	if (gdr_threads_copy(part_memcpy, dst, src, n, 0))
-		memcpy(dst, src, n);
+	gdr_part_fn fn = part_memcpy;
+
+#ifndef GDR_STAGE_PLAIN
+	if (!to_gpu)
+		fn = gdr_copy_for_type(GDR_MAPPING_TYPE_WC)->to_mapping;
+#endif
+	if (gdr_threads_copy(fn, dst, src, n, 0))
+		fn(dst, src, n);
 }
 
 /* At least GDR_STAGE_BUFS chunks where n allows, whole 64 KiB. */
@@ -113,7 +132,7 @@ static CUresult stage_write(struct gdr_stage *st,
 			if (res != CUDA_SUCCESS)
 				break;
 		}
-		cpu_copy(st->buf[b], host + off, len);
+		cpu_copy(st->buf[b], host + off, len, 1);
 		res = s->call->MemcpyHtoDAsync(gpu + off, st->buf[b], len,
 					       st->stream[b]);
 	}
@@ -144,7 +163,7 @@ static CUresult stage_read(struct gdr_stage *st,
 		res = s->call->StreamSynchronize(st->stream[b]);
 		if (res != CUDA_SUCCESS)
 			break;
-		cpu_copy(host + off, st->buf[b], len);
+		cpu_copy(host + off, st->buf[b], len, 0);
 		if (ahead < n) {
 			res = s->call->MemcpyDtoHAsync(
 				st->buf[b], gpu + ahead,
