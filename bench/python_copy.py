@@ -1,27 +1,44 @@
 # SPDX-License-Identifier: MIT
-"""Moving an array's bytes between GPU memory and pinned host memory from
-Python, at every size from 8 bytes to 64 MiB, through gdrmap's Mapping
-against PyTorch's copies, in one run, on every GPU:
+"""Moving an array's bytes between GPU memory and host memory from Python,
+at every size from 8 bytes to 64 MiB, through gdrmap's Mapping against
+PyTorch's copies, in one run, on every GPU, for each kind of host buffer:
 
-  read:  Mapping.readinto(host) (the library's fastest path for the size,
-         gdrmap_copy_from_mapping), the same by each path named
-         (path='mapping', 'threads', 'dma'), host.copy_(dev,
-         non_blocking=True) + torch.cuda.synchronize(), dev.cpu()
-  write: Mapping.write(host) (gdrmap_copy_to_mapping), path='mapping' and
-         'dma', dev.copy_(host, non_blocking=True) + synchronize
+  pinned tensor     torch.empty(...).pin_memory() (CUDA's pinned memory)
+  pageable tensor   torch.empty(...) on the CPU, touched
+  pageable numpy    numpy.empty(...), touched (PyTorch copies it through
+                    torch.from_numpy, the same memory)
 
-with the path Mapping.copy_path(n) says the library takes.  The GPU memory
-is one gdrmap.mem_alloc allocation (cuMemCreate: every backend maps it),
-seen by PyTorch through __cuda_array_interface__ (no copy); the host
-buffer is PyTorch's pinned memory.  Each cell is timed call by call for
-about SECONDS (default 0.2) after a warm-up (which also lets the library
-finish timing its paths for that size), all cells of a size interleaved
-(one call of each per round, in a shuffled order); p50 in microseconds
-and GB/s.
+Per kind, from and to that buffer:
 
-usage: python_copy.py OUTDIR [SECONDS]  (from the top of the tree, pinned
-to one CPU as bench/python-gpu-run.sh runs it; the threads path uses more
-CPUs where the process may).  Writes OUTDIR/python_copy.json and .txt.
+  read:  Mapping.readinto(host) (the library's fastest path for the size
+         and the buffer's kind, gdrmap_copy_from_mapping), the same by
+         each path named (path='mapping', 'threads', 'dma', 'staged'; a
+         path that cannot serve is shown refused, with why),
+         host.copy_(dev, non_blocking=True) + torch.cuda.synchronize();
+         for the pageable tensor also dev.cpu()
+  write: Mapping.write(host) (gdrmap_copy_to_mapping), each path named,
+         dev.copy_(host, non_blocking=True) + synchronize
+
+with the path Mapping.copy_path(n, host=...) says the library takes for
+that buffer.  The GPU memory is one gdrmap.mem_alloc allocation
+(cuMemCreate: every backend maps it), seen by PyTorch through
+__cuda_array_interface__ (no copy).  Each cell is timed call by call for
+about SECONDS (default 0.1) after a warm-up (which also lets the library
+finish timing its paths for that size and kind), all cells of a size and
+kind interleaved (one call of each per round, in a shuffled order); p50
+in microseconds and GB/s.  After each size the bytes are checked both
+ways through the same host buffer, by the path Mapping takes.
+
+The targets, in the summary lines: from the pinned tensor, Mapping's p50
+at most 1.1x PyTorch's copy_(non_blocking=True) + synchronize at every
+size; from and to pageable memory at 4 MiB and above, at least 2x
+PyTorch's throughput from the same buffer.
+
+usage: python_copy.py OUTDIR [SECONDS]  (from the top of the tree; not
+pinned: the threads and staged paths use the process's other CPUs).
+Writes OUTDIR/python_copy.json and .txt.  About 3 x 10 sizes x 12 cells
+x SECONDS per GPU, plus the warm-ups and the checks: under a minute per
+GPU at the default (an estimate).
 """
 
 import ctypes
@@ -36,12 +53,20 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "python"))
 import gdrmap	# noqa: E402
 import torch	# noqa: E402
+try:
+    import numpy
+except ImportError:	# the numpy kind is then left out
+    numpy = None
 
 out_dir = sys.argv[1]
-SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 0.2
-SIZES = [8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 2 << 20, 16 << 20,
-         64 << 20]
+SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 0.1
+SIZES = [8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 1 << 20, 4 << 20,
+         16 << 20, 64 << 20]
 MAX = SIZES[-1]
+PATHS = ("mapping", "threads", "dma", "staged")
+# The targets: pinned, Mapping within 1.1x of PyTorch's p50; pageable,
+# from 4 MiB, at least 2x PyTorch's throughput.
+PINNED_RATIO, PAGEABLE_SPEEDUP, PAGEABLE_FROM = 1.1, 2.0, 4 << 20
 clock = time.perf_counter_ns
 # Seeded: a rerun shuffles the same way.
 shuffle = random.Random(1).shuffle
@@ -92,6 +117,26 @@ class Device:
             "version": 3}
 
 
+def host_buffers():
+    """{kind: (tensor PyTorch copies, memoryview Mapping copies, its
+    address)}, each MAX bytes, every page touched."""
+    pinned = torch.empty(MAX, dtype=torch.uint8).pin_memory()
+    pageable = torch.empty(MAX, dtype=torch.uint8)
+    pinned.zero_()
+    pageable.zero_()
+    out = {}
+    for kind, t in (("pinned tensor", pinned), ("pageable tensor", pageable)):
+        view = memoryview((ctypes.c_char * MAX).from_address(
+            t.data_ptr())).cast("B")
+        out[kind] = (t, view, t.data_ptr())
+    if numpy is not None:
+        array = numpy.zeros(MAX, dtype=numpy.uint8)
+        array.fill(0)
+        out["pageable numpy"] = (torch.from_numpy(array), memoryview(array),
+                                 array.ctypes.data)
+    return out
+
+
 def run_device(dev):
     torch.cuda.set_device(dev)
     ptr = gdrmap.mem_alloc(MAX, dev)
@@ -102,64 +147,86 @@ def run_device(dev):
         gdrmap.mem_free(ptr)
 
 
+def cells_of(m, h, ht, d, kind):
+    """The calls of one size and kind, by name ("way: what"); a path that
+    cannot serve maps to its refusal (a str)."""
+    fns = {}
+    for way, call, copy in (
+            ("read", m.readinto, lambda: ht.copy_(d, non_blocking=True)),
+            ("write", m.write, lambda: d.copy_(ht, non_blocking=True))):
+        fns["%s: Mapping.%s" % (way, call.__name__)] = \
+            lambda call=call: call(h)
+        for path in PATHS:
+            name = "%s: path=%s" % (way, path)
+            try:
+                call(h, path=path)
+            except gdrmap.GdrmapError as e:
+                fns[name] = "refused: %s" % e
+                continue
+            fns[name] = lambda call=call, path=path: call(h, path=path)
+
+        def torch_copy(copy=copy):
+            copy()
+            torch.cuda.synchronize()
+        fns["%s: PyTorch copy_ + sync" % way] = torch_copy
+        if way == "read" and kind == "pageable tensor":
+            fns["read: dev.cpu()"] = lambda: d.cpu()
+    return fns
+
+
+def check(m, h, addr, d, n, want):
+    """The bytes arrive both ways through h (at addr), by the path Mapping
+    takes, and PyTorch sees them on the GPU (d: the device tensor)."""
+    h[:n] = want[:n]
+    m.write(h[:n])
+    k = min(n, 4096)
+    assert bytes(d[:k].cpu().tolist()) == bytes(want[:k]), \
+        "size %d: PyTorch does not see the bytes written" % n
+    ctypes.memset(addr, 0, n)
+    m.readinto(h[:n])
+    same = h[:n] == want[:n] if numpy is None else numpy.array_equal(
+        numpy.frombuffer(h, numpy.uint8, n),
+        numpy.frombuffer(want, numpy.uint8, n))
+    assert same, "size %d: the bytes read back differ" % n
+
+
+def settle(m, host, n, addr):
+    """Copy n bytes both ways until the library has chosen the paths for
+    their size and this kind of host buffer (copy_path no longer 'auto'),
+    at most 100 calls each: its measuring copies (a 64 MiB read through
+    the mapping among them, 90 ms) are then not in the figures."""
+    for write in (False, True):
+        for _ in range(100):
+            if m.copy_path(n, write=write, host=addr) != "auto":
+                break
+            if write:
+                m.write(host)
+            else:
+                m.readinto(host)
+
+
 def measure(ptr, dev):
     r = {}
     dev_t = torch.as_tensor(Device(ptr, MAX), device="cuda:%d" % dev)
-    host_t = torch.empty(MAX, dtype=torch.uint8).pin_memory()
-    host = memoryview((ctypes.c_char * MAX).from_address(
-        host_t.data_ptr())).cast("B")
+    pattern = bytes((i * 7 + 1) % 251 + 1 for i in range(4096))
+    want = memoryview(pattern * (MAX // 4096))
     with gdrmap.Mapping(ptr, MAX) as m:
-        # The bytes arrive, both ways (a pattern, not zeros).
-        pattern = bytes((i * 7 + 1) % 251 + 1 for i in range(4096))
-        m.write(pattern * (MAX // 4096))
-        torch.cuda.synchronize()
-        assert bytes(dev_t[-4096:].cpu().tolist()) == pattern
-        for n in SIZES:
-            cell = {"read path": m.copy_path(n),
-                    "write path": m.copy_path(n, write=True)}
-            h, d = host[:n], dev_t[:n]
-            ht = host_t[:n]
-            fns = {"read: Mapping.readinto": lambda: m.readinto(h)}
-            for path in ("mapping", "threads", "dma"):
-                try:
-                    m.readinto(h, path=path)
-                except gdrmap.GdrmapError as e:
-                    fns["read: path=%s" % path] = "refused: %s" % e
-                    continue
-                fns["read: path=%s" % path] = \
-                    lambda path=path: m.readinto(h, path=path)
-
-            def torch_read():
-                ht.copy_(d, non_blocking=True)
-                torch.cuda.synchronize()
-            fns["read: host.copy_(dev) + synchronize"] = torch_read
-            fns["read: dev.cpu()"] = lambda: d.cpu()
-            fns["write: Mapping.write"] = lambda: m.write(h)
-            for path in ("mapping", "dma"):
-                try:
-                    m.write(h, path=path)
-                except gdrmap.GdrmapError as e:
-                    fns["write: path=%s" % path] = "refused: %s" % e
-                    continue
-                fns["write: path=%s" % path] = \
-                    lambda path=path: m.write(h, path=path)
-
-            def torch_write():
-                d.copy_(ht, non_blocking=True)
-                torch.cuda.synchronize()
-            fns["write: dev.copy_(host) + synchronize"] = torch_write
-            # In fns' order (the table's columns); refusals as they are.
-            times = timed_together({k: f for k, f in fns.items()
-                                    if not isinstance(f, str)})
-            cell.update((k, times.get(k, f)) for k, f in fns.items())
-            # After every path: still the bytes written.
-            m.write(pattern[:min(n, 4096)])
-            got = bytearray(min(n, 4096))
-            m.readinto(got)
-            assert bytes(got) == pattern[:len(got)], "size %d" % n
-            cell["read path after"] = m.copy_path(n)
-            cell["write path after"] = m.copy_path(n, write=True)
-            r[str(n)] = cell
+        for kind, (host_t, host, addr) in host_buffers().items():
+            r[kind] = {}
+            for n in SIZES:
+                settle(m, host[:n], n, addr)
+                cell = {"read path": m.copy_path(n, host=addr),
+                        "write path": m.copy_path(n, write=True, host=addr)}
+                fns = cells_of(m, host[:n], host_t[:n], dev_t[:n], kind)
+                # In fns' order (the table's columns); refusals as they are.
+                times = timed_together({k: f for k, f in fns.items()
+                                        if not isinstance(f, str)})
+                cell.update((k, times.get(k, f)) for k, f in fns.items())
+                check(m, host, addr, dev_t, n, want)
+                cell["read path after"] = m.copy_path(n, host=addr)
+                cell["write path after"] = m.copy_path(n, write=True,
+                                                       host=addr)
+                r[kind][str(n)] = cell
     return r
 
 
@@ -170,56 +237,101 @@ def size_name(n):
     return "%d B" % n
 
 
+def p50_us(cell, name):
+    s = cell.get(name)
+    return None if s is None or isinstance(s, str) else s["p50_ns"] / 1e3
+
+
+def table(lines, dev, kind, r, way):
+    names = [k[len(way) + 2:] for k in r[str(SIZES[0])]
+             if k.startswith(way + ": ")]
+    lines.append("")
+    lines.append("GPU %s, %s, %ss, p50 us (GB/s); path: what Mapping took" %
+                 (dev, kind, way))
+    lines.append("  %-8s %-8s" % ("size", "path") +
+                 "".join(" %22s" % n[:22] for n in names) +
+                 "  Mapping fastest?")
+    for n in SIZES:
+        cell = r[str(n)]
+        row, best, auto = "", None, None
+        for name in names:
+            us = p50_us(cell, way + ": " + name)
+            if us is None:
+                row += " %22s" % "refused"
+                continue
+            row += " %12.2f (%6.2f)" % (us, n / us / 1e3)
+            best = us if best is None else min(best, us)
+            if name.startswith("Mapping"):
+                auto = us
+        if auto is None:
+            verdict = "-"
+        elif auto <= best * 1.1:
+            verdict = "yes"
+        else:
+            verdict = "no (%.0f%% over)" % (100 * (auto / best - 1))
+        lines.append("  %-8s %-8s" % (size_name(n),
+                                      cell["%s path after" % way]) +
+                     row + "  " + verdict)
+
+
+def targets(kind, r, way):
+    """The target line of a kind and way, and whether it was met."""
+    auto = "%s: Mapping.%s" % (way, "readinto" if way == "read" else "write")
+    torch_ = "%s: PyTorch copy_ + sync" % way
+    pairs = [(n, p50_us(r[str(n)], auto), p50_us(r[str(n)], torch_))
+             for n in SIZES]
+    pairs = [(n, a, t) for n, a, t in pairs if a and t]
+    if not pairs:
+        return "%s %ss: nothing to compare" % (kind, way), False
+    if kind.startswith("pinned"):
+        worst = max(pairs, key=lambda x: x[1] / x[2])
+        ok = all(a / t <= PINNED_RATIO for _, a, t in pairs)
+        return ("%s %ss: Mapping's p50 at most %.1fx PyTorch's at every "
+                "size: %s (worst %.2fx at %s)" %
+                (kind, way, PINNED_RATIO, "yes" if ok else "no",
+                 worst[1] / worst[2], size_name(worst[0]))), ok
+    big = [(n, a, t) for n, a, t in pairs if n >= PAGEABLE_FROM]
+    if not big:
+        return "%s %ss: no size from %s" % (kind, way,
+                                            size_name(PAGEABLE_FROM)), False
+    worst = min(big, key=lambda x: x[2] / x[1])
+    ok = all(t / a >= PAGEABLE_SPEEDUP for _, a, t in big)
+    return ("%s %ss from %s: Mapping's throughput at least %.0fx "
+            "PyTorch's: %s (worst %.2fx at %s)" %
+            (kind, way, size_name(PAGEABLE_FROM), PAGEABLE_SPEEDUP,
+             "yes" if ok else "no", worst[2] / worst[1],
+             size_name(worst[0]))), ok
+
+
+lib = gdrmap._lib.library()
 results = {"machine": {
     "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
     "gpus": [torch.cuda.get_device_name(i)
              for i in range(torch.cuda.device_count())],
     "cpu_affinity": sorted(os.sched_getaffinity(0)),
     "python": sys.version.split()[0], "torch": torch.__version__,
-    "backend": gdrmap.backend(),
-    "library_has_gdrmap_copy": gdrmap._lib.library().gdrmap_copy_from_mapping
-    is not None,
+    "numpy": numpy and numpy.__version__, "backend": gdrmap.backend(),
+    "library_has_gdrmap_copy": lib.gdrmap_copy_from_mapping is not None,
+    "library_has_gdrmap_copy_path_host":
+        lib.gdrmap_copy_path_host is not None,
     "commit": os.environ.get("GDRMAP_COMMIT"), "seconds_per_cell": SECONDS,
 }, "devices": {}}
 for dev in range(torch.cuda.device_count()):
     results["devices"][str(dev)] = run_device(dev)
 
+lines = ["%s: %s" % kv for kv in results["machine"].items()]
+summary = []
+for dev, by_kind in results["devices"].items():
+    for kind, r in by_kind.items():
+        for way in ("read", "write"):
+            table(lines, dev, kind, r, way)
+            text, ok = targets(kind, r, way)
+            summary.append("GPU %s, %s" % (dev, text))
+results["targets"] = summary
+lines += [""] + summary
 os.makedirs(out_dir, exist_ok=True)
 with open(os.path.join(out_dir, "python_copy.json"), "w") as f:
     json.dump(results, f, indent=2)
-lines = ["%s: %s" % kv for kv in results["machine"].items()]
-for dev, r in results["devices"].items():
-    for way in ("read", "write"):
-        names = [k[len(way) + 2:] for k in r[str(SIZES[0])]
-                 if k.startswith(way + ": ")]
-        lines.append("")
-        lines.append("GPU %s, %ss, p50 us (GB/s); path: what Mapping took" %
-                     (dev, way))
-        lines.append("  %-8s %-8s" % ("size", "path") +
-                     "".join(" %22s" % n[:22] for n in names) +
-                     "  Mapping fastest?")
-        for n in SIZES:
-            cell = r[str(n)]
-            row, best, auto = "", None, None
-            for name in names:
-                s = cell[way + ": " + name]
-                if isinstance(s, str):
-                    row += " %22s" % "refused"
-                    continue
-                us = s["p50_ns"] / 1e3
-                row += " %12.2f (%6.2f)" % (us, n / us / 1e3)
-                best = us if best is None else min(best, us)
-                if name.startswith("Mapping"):
-                    auto = us
-            if auto is None:
-                verdict = "-"
-            elif auto <= best * 1.1:
-                verdict = "yes"
-            else:
-                verdict = "no (%.0f%% over)" % (100 * (auto / best - 1))
-            lines.append("  %-8s %-8s" % (size_name(n),
-                                          cell["%s path after" % way]) +
-                         row + "  " + verdict)
 text = "\n".join(lines) + "\n"
 with open(os.path.join(out_dir, "python_copy.txt"), "w") as f:
     f.write(text)

@@ -308,31 +308,41 @@ int gdrmap_mem_free(unsigned long dptr);
  * gdrmap extensions: copies that take the fastest path for their size.
  * Same arguments, rules and errors as gdr_copy_to/from_mapping (which
  * stay CPU copies, as in GDRCopy), but each copy is served by whichever of
- * these is fastest on this machine for its size and direction:
+ * these is fastest on this machine for its size, direction and kind of
+ * host buffer:
  *
  *   GDRMAP_COPY_PATH_MAPPING  the CPU through the mapping (gdr_copy_*);
- *   GDRMAP_COPY_PATH_THREADS  reads only: the CPU through the mapping,
- *                             split across the caller and helper threads
- *                             (a core reads the mapping at about 1 GB/s);
+ *   GDRMAP_COPY_PATH_THREADS  the CPU through the mapping, split across
+ *                             the caller and helper threads (a core reads
+ *                             the mapping at about 1 GB/s);
  *   GDRMAP_COPY_PATH_DMA      the GPU's copy engine, on a private
  *                             non-blocking stream of the memory's own
  *                             context (never ordered behind the
- *                             application's work), waited for.
+ *                             application's work), waited for: straight
+ *                             from and to host memory CUDA has pinned;
+ *   GDRMAP_COPY_PATH_STAGED   pageable host memory of large copies: the
+ *                             copy engine from and to pinned staging
+ *                             buffers that the caller and the helper
+ *                             threads fill and empty, overlapped.
  *
  * The choice is measured, not configured: the first few copies of each
- * size class (powers of two) on each device, mapping type and direction
- * time every path, then the fastest serves from then on; sizes that the
+ * size class (powers of two) on each device, mapping type, direction and
+ * host buffer kind (pageable, or pinned by CUDA: cuMemHostAlloc,
+ * cuMemHostRegister; told apart from 64 KiB up, where it matters) time
+ * every path, then the fastest serves from then on; sizes that the
  * mapping serves faster than the copy engine ever could take no timing
  * at all.  A copy is complete and visible when the call returns, whatever
- * the path.  Copy-only pins always use DMA.  The DMA path is used only
- * while the memory under the pin is the one pinned (its CUDA buffer ID),
- * so a pin whose memory was freed is served through the mapping.
- * GDRMAP_COPY_PATH=mapping|threads|dma forces one path where it can serve.
+ * the path.  Copy-only pins always use DMA.  The DMA and staged paths are
+ * used only while the memory under the pin is the one pinned (its CUDA
+ * buffer ID), so a pin whose memory was freed is served through the
+ * mapping.  GDRMAP_COPY_PATH=mapping|threads|dma|staged forces one path
+ * where it can serve.
  */
 #define GDRMAP_COPY_PATH_AUTO		0
 #define GDRMAP_COPY_PATH_MAPPING	1
 #define GDRMAP_COPY_PATH_THREADS	2
 #define GDRMAP_COPY_PATH_DMA		3
+#define GDRMAP_COPY_PATH_STAGED		4
 
 int gdrmap_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr,
 			   const void *h_ptr, size_t size);
@@ -342,9 +352,11 @@ int gdrmap_copy_from_mapping(gdr_mh_t handle, void *h_ptr,
 /*
  * As those, by one path named by the caller (GDRMAP_COPY_PATH_*; AUTO is
  * what gdrmap_copy_* do): for benchmarks and tests.  EOPNOTSUPP, with
- * nothing copied, when that path cannot serve this handle (THREADS for a
- * write or in a process allowed one CPU, DMA without CUDA, MAPPING or
- * THREADS on a copy-only pin).
+ * nothing copied, when that path cannot serve this copy (THREADS or
+ * STAGED in a process allowed one CPU or with GDRMAP_COPY_THREADS=0,
+ * THREADS below 2 KiB, STAGED from or to host memory CUDA has pinned or
+ * below 256 KiB, DMA or STAGED without CUDA, MAPPING or THREADS on a
+ * copy-only pin).
  */
 int gdrmap_copy_to_mapping_via(gdr_mh_t handle, void *map_d_ptr,
 			       const void *h_ptr, size_t size, int path);
@@ -354,12 +366,19 @@ int gdrmap_copy_from_mapping_via(gdr_mh_t handle, void *h_ptr,
 /*
  * The path gdrmap_copy_to_mapping (to_mapping 1) or
  * gdrmap_copy_from_mapping (0) takes now for size bytes of handle's
- * memory: GDRMAP_COPY_PATH_MAPPING, _THREADS or _DMA, or
- * GDRMAP_COPY_PATH_AUTO while that size class is still being measured.
- * EINVAL if the handle is not mapped.
+ * memory from or to pageable host memory: GDRMAP_COPY_PATH_MAPPING,
+ * _THREADS, _DMA or _STAGED, or GDRMAP_COPY_PATH_AUTO while that size
+ * class is still being measured.  EINVAL if the handle is not mapped.
  */
 int gdrmap_copy_path(gdr_mh_t handle, int to_mapping, size_t size,
 		     int *path);
+
+/*
+ * As gdrmap_copy_path, for copies from or to the host buffer at h_ptr
+ * (its kind: pageable, or pinned by CUDA).  gdrmap 0.2.
+ */
+int gdrmap_copy_path_host(gdr_mh_t handle, int to_mapping, const void *h_ptr,
+			  size_t size, int *path);
 
 /*
  * gdrmap extension: the explanation of the most recent failure of a call

@@ -2,11 +2,11 @@
 /*
  * gdrmap_copy_*: each copy by the fastest path for its size (gdrapi.h).
  *
- * Which path is fastest depends on the GPU, the link, the CPU and the
- * mapping type, so it is measured where it runs, never written down: the
- * first copies of each size class (a power of two) on each device,
- * mapping type and direction take turns on every path that can serve
- * them, TRIALS timed copies each after one untimed; the path with the
+ * Which path is fastest depends on the GPU, the link, the CPU, the
+ * mapping type and the host buffer, so it is measured where it runs,
+ * never written down: the first copies of each size class (a power of
+ * two) on each device, mapping type, direction and kind of host buffer
+ * take turns on every path that can serve them, TRIALS timed copies each after one untimed; the path with the
  * lowest first quartile serves the class from then on (two paths whose
  * quartiles are within a quarter of each other are both measured on, to
  * TRIALS_MAX copies, before one is chosen).  A path whose two timed
@@ -14,6 +14,13 @@
  * dropped (a 64 MiB read through the mapping costs 80 ms on an H200).
  * Helper threads are woken before a threaded read is timed: the choice
  * is made for a burst of copies, as a caller making many finds them.
+ *
+ * The host buffer's kind is asked of CUDA (one query) only from
+ * KIND_FROM up: below, DMA goes through the queue's pinned bounce buffer
+ * whatever the kind and nothing is staged, so the kind cannot change the
+ * winner, and those classes are measured once for all kinds.  From
+ * pinned memory DMA goes straight to the user's buffer; from pageable
+ * memory the staged path (dma_stage.c) competes with CUDA's own staging.
  *
  * Two shortcuts keep the measuring off the small copies: a class that
  * the mapping served at least MARGIN times faster than every other path
@@ -40,10 +47,13 @@
 #include "copy_threads.h"
 #include "cuda_api.h"
 #include "dma.h"
+#include "dma_stage.h"
 #include "internal.h"
 #include "log.h"
 
 #define ID_NONE	(~0ULL)
+/* From this size on, copies are measured per kind of host buffer. */
+#define KIND_FROM	(64UL << 10)
 
 /* Tests replace what a measuring copy cost (the path's model instead of
  * the fake's memcpy); NULL: the clock's word. */
@@ -85,13 +95,14 @@ static int forced_path(void)
 }
 
 static struct gdr_tune *tune_find(int dev, gdr_mapping_type_t type,
-				  int to_gpu)
+				  int to_gpu, int kind)
 {
 	struct gdr_tune *t;
 
 	pthread_mutex_lock(&tunes_lock);
 	for (t = tunes; t; t = t->next)
-		if (t->dev == dev && t->type == type && t->to_gpu == to_gpu)
+		if (t->dev == dev && t->type == type && t->to_gpu == to_gpu &&
+		    t->kind == kind)
 			break;
 	if (!t) {
 		t = calloc(1, sizeof(*t));
@@ -99,6 +110,7 @@ static struct gdr_tune *tune_find(int dev, gdr_mapping_type_t type,
 			t->dev = dev;
 			t->type = type;
 			t->to_gpu = to_gpu;
+			t->kind = kind;
 			t->forced = forced_path();
 			t->dma_from = SIZE_MAX;
 			pthread_mutex_init(&t->lock, NULL);
@@ -110,14 +122,23 @@ static struct gdr_tune *tune_find(int dev, gdr_mapping_type_t type,
 	return t;
 }
 
-/*
- * The measurements for r's mapping in one direction, made on first use,
- * when r's memory is also looked up: its device and the buffer ID that
- * DMA will check (module-free pins recorded it when pinned).
- */
-static struct gdr_tune *tune_of(struct gdr_region *r, int to_gpu)
+/* The kind of host buffer a copy of n bytes at host is measured for. */
+static int host_kind(const void *host, size_t n)
 {
-	struct gdr_tune *t = atomic_load_explicit(&r->tune[to_gpu],
+	if (n < KIND_FROM)
+		return HOST_ANY;
+	return gdr_cuda_host_pinned(host, n) ? HOST_PINNED : HOST_PAGEABLE;
+}
+
+/*
+ * The measurements for r's mapping in one direction and for one kind of
+ * host buffer, made on first use, when r's memory is also looked up: its
+ * device and the buffer ID that DMA will check (module-free pins
+ * recorded it when pinned).
+ */
+static struct gdr_tune *tune_of(struct gdr_region *r, int to_gpu, int kind)
+{
+	struct gdr_tune *t = atomic_load_explicit(&r->tune[to_gpu][kind],
 						  memory_order_acquire);
 	unsigned long long id = atomic_load_explicit(&r->dma_id,
 						     memory_order_relaxed);
@@ -134,9 +155,9 @@ static struct gdr_tune *tune_of(struct gdr_region *r, int to_gpu)
 		atomic_store_explicit(&r->dma_id, id ? id : ID_NONE,
 				      memory_order_relaxed);
 	}
-	t = tune_find(p.dev, r->map_type, to_gpu);
+	t = tune_find(p.dev, r->map_type, to_gpu, kind);
 	if (t)
-		atomic_store_explicit(&r->tune[to_gpu], t,
+		atomic_store_explicit(&r->tune[to_gpu][kind], t,
 				      memory_order_release);
 	return t;
 }
@@ -162,11 +183,14 @@ static int path_possible(struct gdr_region *r, const struct gdr_tune *t,
 	case GDRMAP_COPY_PATH_MAPPING:
 		return 1;
 	case GDRMAP_COPY_PATH_THREADS:
-		/* Smaller reads are not split: no helper threads for them. */
-		return !t->to_gpu && n >= GDR_THREADS_MIN_READ &&
-		       gdr_threads_helpers() > 0;
+		/* Smaller copies are not split: no helper threads for them. */
+		return n >= GDR_THREADS_MIN && gdr_threads_helpers() > 0;
 	case GDRMAP_COPY_PATH_DMA:
 		return dma_usable(r, t);
+	case GDRMAP_COPY_PATH_STAGED:
+		/* Pinned memory goes straight: staging would only add a copy. */
+		return t->kind == HOST_PAGEABLE && n >= GDR_STAGE_MIN &&
+		       gdr_threads_helpers() > 0 && dma_usable(r, t);
 	default:
 		return 0;
 	}
@@ -174,6 +198,7 @@ static int path_possible(struct gdr_region *r, const struct gdr_tune *t,
 
 struct job {
 	struct gdr_region *r;
+	int kind;			/* of the host buffer, HOST_* */
 	uintptr_t base;
 	void *map;
 	void *host;
@@ -183,20 +208,25 @@ struct job {
 };
 
 /*
- * One copy by path p.  A threaded read that finds the helpers busy, and
+ * One copy by path p.  A threaded copy that finds the helpers busy, and
  * a DMA that fails, fall back to the mapping: the copy is made anyway.
  */
 static int run_path(const struct job *j, int p)
 {
 	const struct gdr_copy_impl *copy =
 		atomic_load_explicit(&j->r->copy, memory_order_relaxed);
+	uint64_t gpu = j->r->pin_addr + ((uintptr_t)j->map - j->base);
 
 	if (p == GDRMAP_COPY_PATH_DMA &&
-	    !gdr_dma(j->r->pin_addr + ((uintptr_t)j->map - j->base), j->host,
-		     j->n, j->to_gpu, j->caller))
+	    !gdr_dma(gpu, j->host, j->n, j->to_gpu, j->caller))
+		return 0;
+	if (p == GDRMAP_COPY_PATH_STAGED &&
+	    !gdr_dma_staged(gpu, j->host, j->n, j->to_gpu, j->caller))
 		return 0;
 	if (p == GDRMAP_COPY_PATH_THREADS &&
-	    !gdr_threads_read(copy->from_mapping, j->host, j->map, j->n))
+	    !(j->to_gpu ?
+	      gdr_threads_copy(copy->to_mapping, j->map, j->host, j->n, 1) :
+	      gdr_threads_copy(copy->from_mapping, j->host, j->map, j->n, 0)))
 		return 0;
 	if (j->to_gpu)
 		copy->to_mapping(j->map, j->host, j->n);
@@ -216,38 +246,57 @@ static int possible_paths(struct gdr_region *r, const struct gdr_tune *t,
 	return bits;
 }
 
+/*
+ * The path n bytes take with t now, or GDRMAP_COPY_PATH_AUTO while their
+ * class is being measured: the one ladder that the copies and
+ * gdrmap_copy_path both climb.
+ */
+static int decided(struct gdr_region *r, struct gdr_tune *t, size_t n)
+{
+	int p;
+
+	if (t->forced)
+		return path_possible(r, t, t->forced, n) ?
+		       t->forced : GDRMAP_COPY_PATH_MAPPING;
+	if (n < atomic_load_explicit(&t->map_below, memory_order_relaxed))
+		return GDRMAP_COPY_PATH_MAPPING;
+	if (n >= atomic_load_explicit(&t->dma_from, memory_order_relaxed))
+		return dma_usable(r, t) ? GDRMAP_COPY_PATH_DMA :
+					  GDRMAP_COPY_PATH_MAPPING;
+	p = atomic_load_explicit(&t->c[size_class(n)].path,
+				 memory_order_acquire);
+	/* The memory pinned is gone: only the mapping still reaches it. */
+	if ((p == GDRMAP_COPY_PATH_DMA || p == GDRMAP_COPY_PATH_STAGED) &&
+	    !dma_usable(r, t))
+		return GDRMAP_COPY_PATH_MAPPING;
+	return p;
+}
+
 __attribute__((noinline))
 static int auto_copy(struct job *j)
 {
-	struct gdr_tune *t = tune_of(j->r, j->to_gpu);
+	struct gdr_tune *t = tune_of(j->r, j->to_gpu, j->kind);
 	int ci = size_class(j->n), p, possible;
 	uint64_t t0;
 
 	if (!t)
 		return run_path(j, GDRMAP_COPY_PATH_MAPPING);
-	/* What the small copies compare with, as far as measured now. */
-	atomic_store_explicit(&j->r->small_below[j->to_gpu],
-			      atomic_load_explicit(&t->map_below,
-						   memory_order_relaxed),
-			      memory_order_relaxed);
-	if (t->forced)
-		return run_path(j, path_possible(j->r, t, t->forced, j->n) ?
-				   t->forced : GDRMAP_COPY_PATH_MAPPING);
-	if (j->n >= atomic_load_explicit(&t->dma_from, memory_order_relaxed))
-		return run_path(j, dma_usable(j->r, t) ?
-				   GDRMAP_COPY_PATH_DMA :
-				   GDRMAP_COPY_PATH_MAPPING);
-	p = atomic_load_explicit(&t->c[ci].path, memory_order_acquire);
+	/* What the small copies compare with, as far as measured now (the
+	 * kinds' own tunes measure no class below KIND_FROM). */
+	if (j->kind == HOST_ANY)
+		atomic_store_explicit(&j->r->small_below[j->to_gpu],
+				      atomic_load_explicit(&t->map_below,
+							   memory_order_relaxed),
+				      memory_order_relaxed);
+	p = decided(j->r, t, j->n);
 	if (p)
-		return run_path(j, p == GDRMAP_COPY_PATH_DMA &&
-				   !dma_usable(j->r, t) ?
-				   GDRMAP_COPY_PATH_MAPPING : p);
+		return run_path(j, p);
 	possible = possible_paths(j->r, t, j->n);
 	pthread_mutex_lock(&t->lock);
 	p = gdr_choose_next(t, ci, possible);
 	pthread_mutex_unlock(&t->lock);
 	if (!p) {
-		p = atomic_load_explicit(&t->c[ci].path, memory_order_acquire);
+		p = decided(j->r, t, j->n);
 		return run_path(j, p ? p : GDRMAP_COPY_PATH_MAPPING);
 	}
 	/* Threads are timed as a burst of reads finds them: awake. */
@@ -262,6 +311,22 @@ static int auto_copy(struct job *j)
 	gdr_choose_record(t, ci, p, t0, possible);
 	pthread_mutex_unlock(&t->lock);
 	return 0;
+}
+
+/* Why path cannot serve n bytes with t (path_possible said no). */
+static const char *why_not(struct gdr_region *r, const struct gdr_tune *t,
+			   int path, size_t n)
+{
+	if ((path == GDRMAP_COPY_PATH_THREADS && n < GDR_THREADS_MIN) ||
+	    (path == GDRMAP_COPY_PATH_STAGED && n < GDR_STAGE_MIN))
+		return "the copy is too small to split";
+	if (path == GDRMAP_COPY_PATH_STAGED && t->kind != HOST_PAGEABLE)
+		return "the host buffer is pinned by CUDA: the dma path copies it straight";
+	if ((path == GDRMAP_COPY_PATH_THREADS ||
+	     path == GDRMAP_COPY_PATH_STAGED) && !gdr_threads_helpers())
+		return "this thread may run on one CPU only, or GDRMAP_COPY_THREADS=0: no helper threads";
+	(void)r;
+	return "CUDA does not know the memory under the pin (not loaded, freed since it was pinned, or another process's)";
 }
 
 static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
@@ -289,8 +354,9 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 				gdr_copy_only_from_mapping(j.r, j.base, host,
 							   map, n);
 	}
+	j.kind = host_kind(host, n);
 	if (__builtin_expect(path == GDRMAP_COPY_PATH_AUTO, 1)) {
-		t = atomic_load_explicit(&j.r->tune[to_gpu],
+		t = atomic_load_explicit(&j.r->tune[to_gpu][HOST_ANY],
 					 memory_order_acquire);
 		if (t) {
 			size_t below = atomic_load_explicit(
@@ -309,25 +375,23 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 			path);
 		return EINVAL;
 	}
-	t = tune_of(j.r, to_gpu);
+	t = tune_of(j.r, to_gpu, j.kind);
 	if (!t) {
 		gdr_err("%s: out of memory", caller);
 		return ENOMEM;
 	}
 	if (!path_possible(j.r, t, path, n)) {
-		gdr_err("%s: the %s path cannot serve handle 0x%lx here: %s",
+		gdr_err("%s: the %s path cannot serve this copy of handle 0x%lx: %s",
 			caller, gdr_copy_path_names[path], handle.h,
-			path == GDRMAP_COPY_PATH_THREADS ?
-			(to_gpu ? "threads only read" :
-			 n < GDR_THREADS_MIN_READ ?
-			 "the read is too small to split" :
-			 "this thread may run on one CPU only, or GDRMAP_COPY_THREADS=0") :
-			"CUDA does not know the memory under the pin (not loaded, freed since it was pinned, or another process's)");
+			why_not(j.r, t, path, n));
 		return EOPNOTSUPP;
 	}
 	if (path == GDRMAP_COPY_PATH_DMA)
 		return gdr_dma(j.r->pin_addr + ((uintptr_t)map - j.base), host,
 			       n, to_gpu, caller);
+	if (path == GDRMAP_COPY_PATH_STAGED)
+		return gdr_dma_staged(j.r->pin_addr + ((uintptr_t)map - j.base),
+				      host, n, to_gpu, caller);
 	return run_path(&j, path);
 }
 
@@ -394,13 +458,12 @@ GDR_API int gdrmap_copy_from_mapping_via(gdr_mh_t handle, void *h_ptr,
 			__func__);
 }
 
-GDR_API int gdrmap_copy_path(gdr_mh_t handle, int to_mapping, size_t size,
-			     int *path)
+static int copy_path(gdr_mh_t handle, int to_mapping, int kind, size_t size,
+		     int *path)
 {
 	struct gdr_region *r;
 	struct gdr_tune *t;
 	uint64_t s;
-	int dir = to_mapping != 0;
 
 	if (!path) {
 		gdr_err("path is NULL");
@@ -417,20 +480,22 @@ GDR_API int gdrmap_copy_path(gdr_mh_t handle, int to_mapping, size_t size,
 		*path = GDRMAP_COPY_PATH_DMA;
 		return 0;
 	}
-	t = tune_of(r, dir);
-	if (!t || !size) {
-		*path = GDRMAP_COPY_PATH_MAPPING;
-		return 0;
-	}
-	if (t->forced)
-		*path = path_possible(r, t, t->forced, size) ?
-			t->forced : GDRMAP_COPY_PATH_MAPPING;
-	else if (size < atomic_load(&t->map_below))
-		*path = GDRMAP_COPY_PATH_MAPPING;
-	else if (size >= atomic_load(&t->dma_from))
-		*path = dma_usable(r, t) ? GDRMAP_COPY_PATH_DMA :
-					   GDRMAP_COPY_PATH_MAPPING;
-	else
-		*path = atomic_load(&t->c[size_class(size)].path);
+	t = tune_of(r, to_mapping != 0, kind);
+	*path = t && size ? decided(r, t, size) : GDRMAP_COPY_PATH_MAPPING;
 	return 0;
+}
+
+GDR_API int gdrmap_copy_path(gdr_mh_t handle, int to_mapping, size_t size,
+			     int *path)
+{
+	return copy_path(handle, to_mapping,
+			 size < KIND_FROM ? HOST_ANY : HOST_PAGEABLE, size,
+			 path);
+}
+
+GDR_API int gdrmap_copy_path_host(gdr_mh_t handle, int to_mapping,
+				  const void *h_ptr, size_t size, int *path)
+{
+	return copy_path(handle, to_mapping, host_kind(h_ptr, size), size,
+			 path);
 }

@@ -14,7 +14,11 @@
 #include "log.h"
 
 const char *const gdr_copy_path_names[NPATH] = {
-	"auto", "mapping", "threads", "dma"
+	"auto", "mapping", "threads", "dma", "staged"
+};
+
+const char *const gdr_host_kind_names[GDR_HOST_KINDS] = {
+	"any", "pageable", "pinned"
 };
 
 /*
@@ -109,10 +113,11 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 		    lo < atomic_load(&t->dma_from))
 			atomic_store(&t->dma_from, lo);
 	}
-	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping): %s, %llu ns (first quartile)",
+	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping, %s host memory): %s, %llu ns (first quartile)",
 		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
 		 t->to_gpu ? "to" : "from", t->dev,
-		 gdr_mapping_type_name(t->type), gdr_copy_path_names[best],
+		 gdr_mapping_type_name(t->type), gdr_host_kind_names[t->kind],
+		 gdr_copy_path_names[best],
 		 (unsigned long long)med[best]);
 	atomic_store_explicit(&c->path, best, memory_order_release);
 }

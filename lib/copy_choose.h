@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * How gdrmap_copy_* choose a path for a size class (copy_choose.c): the
- * measurements kept per GPU, mapping type and direction, and the two
+ * measurements kept per GPU, mapping type, direction and host buffer kind, and the two
  * calls the copies make while a class is being measured.
  */
 #ifndef GDRMAP_COPY_CHOOSE_H
@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "gdrapi.h"
+#include "internal.h"
 
 #define NCLASS	48
 #define TRIALS	5
@@ -22,7 +23,7 @@
 #define TRIALS_MAX 15
 #define SLOWER	4
 #define MARGIN	2
-#define NPATH	4	/* indexed by GDRMAP_COPY_PATH_*; 0 unused */
+#define NPATH	5	/* indexed by GDRMAP_COPY_PATH_*; 0 unused */
 
 struct tclass {
 	_Atomic int path;		/* the choice; 0 while measuring */
@@ -37,6 +38,7 @@ struct gdr_tune {
 	int dev;			/* CUDA ordinal; -1: no DMA */
 	gdr_mapping_type_t type;
 	int to_gpu;
+	int kind;			/* the host buffer's, GDR_HOST_KINDS */
 	int forced;			/* GDRMAP_COPY_PATH; 0: measure */
 	_Atomic size_t map_below;	/* smaller: the mapping, untimed */
 	_Atomic size_t dma_from;	/* this or larger: DMA, untimed */
@@ -46,6 +48,12 @@ struct gdr_tune {
 
 /* The names GDRMAP_COPY_PATH takes, by GDRMAP_COPY_PATH_* value. */
 extern const char *const gdr_copy_path_names[NPATH];
+
+/* The kinds of host buffer a tune is for (its kind field). */
+#define HOST_ANY	0	/* sizes where the kind makes no difference */
+#define HOST_PAGEABLE	1
+#define HOST_PINNED	2	/* by CUDA: cuMemHostAlloc, cuMemHostRegister */
+extern const char *const gdr_host_kind_names[GDR_HOST_KINDS];
 
 /*
  * The path for the next measuring copy of class ci (possible: the paths

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * Threaded reads (copy_threads.h).
+ * Threaded copies (copy_threads.h).
  *
- * A read is cut into parts that the caller and the helpers claim; the
+ * A copy is cut into parts that the caller and the helpers claim; the
  * caller claims whatever no helper has taken by the time it finished its
- * own part, so a helper that is asleep or descheduled slows a read by at
+ * own part, so a helper that is asleep or descheduled slows a copy by at
  * most a wake-up call, never below what the caller alone would do.
- * Helpers spin for a short while after each read (so that reads in a
+ * Helpers spin for a short while after each copy (so that copies in a
  * burst find them awake), then sleep on a futex.
  *
- * Claims carry the read's sequence number: a helper that wakes late, for
- * a read already finished, finds nothing left to claim, and the next read
+ * Claims carry the copy's sequence number: a helper that wakes late, for
+ * a copy already finished, finds nothing left to claim, and the next copy
  * cannot be confused with it.
  */
 #include <errno.h>
@@ -30,27 +30,29 @@
 #include "log.h"
 
 #define MAX_HELPERS	15
+#ifndef DEFAULT_HELPERS
 #define DEFAULT_HELPERS	3
-/* How long a helper spins for the next read before it sleeps. */
+#endif
+/* How long a helper spins for the next copy before it sleeps. */
 #define SPIN_NS		100000
-/* No part is smaller than this: below, a helper costs more than it reads. */
-#define MIN_PART	(GDR_THREADS_MIN_READ / 2)
+/* No part is smaller than this: below, a helper costs more than it copies. */
+#define MIN_PART	(GDR_THREADS_MIN / 2)
 #define LINE		64
 
 struct part {
 	_Atomic uint64_t claim;	/* seq << 1, | 1 once claimed */
-	gdr_read_fn fn;
+	gdr_part_fn fn;
 	char *dst;
 	const char *src;
 	size_t n;
 };
 
 static struct {
-	pthread_mutex_t busy;	/* one threaded read at a time */
+	pthread_mutex_t busy;	/* one threaded copy at a time */
 	pthread_mutex_t start;	/* starting the helpers */
 	int started;		/* helpers were started (or tried) */
 	int helpers;
-	_Atomic uint32_t seq;	/* the read in progress; the futex word */
+	_Atomic uint32_t seq;	/* the copy in progress; the futex word */
 	_Atomic int sleepers;
 	_Atomic int awake;	/* helpers not asleep on the futex */
 	_Atomic uint32_t nparts;
@@ -78,7 +80,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* Do every part of read seq that nobody has claimed, from part first on. */
+/* Do every part of copy seq that nobody has claimed, from part first on. */
 static void run_parts(uint32_t seq, uint32_t first)
 {
 	uint32_t i, k, n = atomic_load_explicit(&pool.nparts,
@@ -99,7 +101,7 @@ static void run_parts(uint32_t seq, uint32_t first)
 	}
 }
 
-/* The next read after last: spin a while, then sleep. */
+/* The next copy after last: spin a while, then sleep. */
 static uint32_t wait_read(uint32_t last)
 {
 	uint64_t t0 = now_ns();
@@ -194,7 +196,7 @@ static int wanted_helpers(const cpu_set_t *set)
 			return (int)n;
 		}
 	}
-	/* The caller reads too, on one of them unless they were lent. */
+	/* The caller copies too, on one of them unless they were lent. */
 	cpus = CPU_COUNT(set);
 	if (cpus && CPU_ISSET(sched_getcpu(), set))
 		cpus--;
@@ -225,12 +227,12 @@ static void start_helpers(void)
 		if (pthread_create(&t, &attr, helper,
 				   (void *)(uintptr_t)(i + 1)))
 			break;
-		pthread_setname_np(t, "gdrmap-read");
+		pthread_setname_np(t, "gdrmap-copy");
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (i < want)
-		gdr_warn("started %d of %d helper threads for threaded reads",
+		gdr_warn("started %d of %d helper threads for threaded copies",
 			 i, want);
 	pool.helpers = i;
 }
@@ -246,10 +248,11 @@ int gdr_threads_helpers(void)
 	return pool.helpers;
 }
 
-int gdr_threads_read(gdr_read_fn fn, void *host_dst, const void *map_src,
-		     size_t n)
+int gdr_threads_copy(gdr_part_fn fn, void *dst, const void *src, size_t n,
+		     int map_is_dst)
 {
-	uintptr_t src = (uintptr_t)map_src, end = src + n, at, next;
+	uintptr_t lines = map_is_dst ? (uintptr_t)dst : (uintptr_t)src;
+	uintptr_t end = lines + n, at, next;
 	uint32_t seq, k, parts;
 	size_t chunk;
 
@@ -262,21 +265,21 @@ int gdr_threads_read(gdr_read_fn fn, void *host_dst, const void *map_src,
 		parts = (uint32_t)pool.helpers + 1;
 	if (parts < 2) {
 		pthread_mutex_unlock(&pool.busy);
-		fn(host_dst, map_src, n);
+		fn(dst, src, n);
 		return 0;
 	}
 	chunk = (n + parts - 1) / parts;
 	seq = atomic_load_explicit(&pool.seq, memory_order_relaxed) + 1;
-	/* Boundaries on the source's lines: no line is read by two parts. */
-	for (k = 0, at = src; k < parts && at < end; k++, at = next) {
+	/* Boundaries on the mapping's lines: no line in two parts. */
+	for (k = 0, at = lines; k < parts && at < end; k++, at = next) {
 		struct part *p = &pool.parts[k];
 
 		next = (at + chunk + LINE - 1) & ~(uintptr_t)(LINE - 1);
 		if (next > end || k == parts - 1)
 			next = end;
 		p->fn = fn;
-		p->dst = (char *)host_dst + (at - src);
-		p->src = (const char *)at;
+		p->dst = (char *)dst + (at - lines);
+		p->src = (const char *)src + (at - lines);
 		p->n = next - at;
 		atomic_store_explicit(&p->claim, (uint64_t)seq << 1,
 				      memory_order_relaxed);

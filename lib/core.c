@@ -380,8 +380,7 @@ static int map_region(gdr_t g, struct gdr_region *r, gdr_mh_t handle,
 mapped:
 	r->map_type = got;
 	/* gdrmap_copy_*'s measurements are per mapping type. */
-	atomic_store_explicit(&r->tune[0], NULL, memory_order_relaxed);
-	atomic_store_explicit(&r->tune[1], NULL, memory_order_relaxed);
+	gdr_tunes_forget(r);
 	atomic_store_explicit(&r->small_below[0], 0, memory_order_relaxed);
 	atomic_store_explicit(&r->small_below[1], 0, memory_order_relaxed);
 	atomic_store_explicit(&r->map_va, (uintptr_t)p, memory_order_relaxed);

@@ -250,6 +250,29 @@ void gdr_cuda_pointer(uint64_t addr, struct gdr_cuda_ptr *p)
 	}
 }
 
+int gdr_cuda_host_pinned(const void *host, size_t n)
+{
+	CUpointer_attribute attrs[] = {
+		CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+		CU_POINTER_ATTRIBUTE_IS_MANAGED,
+		CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+		CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+	};
+	unsigned int type = 0, managed = 0;
+	CUdeviceptr start = 0;
+	size_t size = 0;
+	void *data[] = { &type, &managed, &start, &size };
+	uintptr_t h = (uintptr_t)host;
+
+	if (!host || !gdr_cuda_get(NULL, 0) ||
+	    cuda.ctx.PointerGetAttributes(4, attrs, data, h) != CUDA_SUCCESS ||
+	    type != CU_MEMORYTYPE_HOST || managed)
+		return 0;
+	/* A buffer that runs past its pinned range (a registered part of a
+	 * larger one) is copied as pageable memory: CUDA does the same. */
+	return !size || (h >= start && n <= size - (h - start));
+}
+
 CUresult gdr_cuda_enter_owner(uint64_t addr, struct gdr_cuda_scope *s)
 {
 	CUresult res;

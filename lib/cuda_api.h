@@ -131,6 +131,11 @@ struct gdr_cuda_ptr {
 };
 void gdr_cuda_pointer(uint64_t addr, struct gdr_cuda_ptr *p);
 
+/* Is [host, +n) host memory that CUDA has pinned (cuMemHostAlloc,
+ * cuMemHostRegister), all of it?  One query under any context; 0 for
+ * pageable memory and wherever CUDA is not loaded. */
+int gdr_cuda_host_pinned(const void *host, size_t n);
+
 /* The device (ordinal) of the calling thread's current context; an error
  * if it has none. */
 CUresult gdr_cuda_current_device(int *dev);

@@ -13,7 +13,8 @@
  * buffer.  Small copies go through the bounce buffer, which saves the
  * pageable path's staging (about 1 µs a read on an H200); larger ones
  * from memory CUDA has pinned go straight, and from pageable memory
- * through CUDA's own pipelined staging.  Queues live as long as the
+ * through CUDA's own pipelined staging, or ours (dma_stage.c), where the
+ * helper threads share the CPU's part.  Queues live as long as the
  * process; one whose context was destroyed is made again.
  */
 #include <errno.h>
@@ -23,6 +24,7 @@
 
 #include "cuda_api.h"
 #include "dma.h"
+#include "dma_stage.h"
 #include "log.h"
 
 /* Copies up to this size go through the queue's pinned buffer. */
@@ -38,6 +40,7 @@ struct queue {
 	pthread_mutex_t lock;	/* one copy at a time: stream and bounce */
 	CUstream stream;	/* NULL until made, and after its context died */
 	void *bounce;
+	struct gdr_stage stage;	/* the staged path's, made on first use */
 };
 
 static struct queue *queues;
@@ -92,7 +95,7 @@ static int context_gone(CUresult res)
 
 /* One copy on q; q->lock held. */
 static CUresult queue_copy(struct queue *q, uint64_t gpu, void *host,
-			   size_t n, int to_gpu, int may_bounce)
+			   size_t n, int to_gpu, int may_bounce, int staged)
 {
 	struct gdr_cuda_scope s;
 	int bounce;
@@ -104,6 +107,14 @@ static CUresult queue_copy(struct queue *q, uint64_t gpu, void *host,
 	if (!q->stream)
 		res = queue_start(q, &s);
 	bounce = may_bounce && q->bounce && n <= BOUNCE_SIZE;
+	if (res == CUDA_SUCCESS && staged) {
+		res = gdr_stage_copy(&q->stage, &s, gpu, host, n, to_gpu);
+		/* No pinned memory for the buffers: CUDA's staging instead. */
+		if (res == CUDA_ERROR_OUT_OF_MEMORY && !q->stage.made)
+			staged = 0;
+		else
+			goto done;
+	}
 	if (res == CUDA_SUCCESS && to_gpu) {
 		if (bounce)
 			memcpy(q->bounce, host, n);
@@ -117,6 +128,7 @@ static CUresult queue_copy(struct queue *q, uint64_t gpu, void *host,
 		res = s.call->StreamSynchronize(q->stream);
 	if (res == CUDA_SUCCESS && !to_gpu && bounce)
 		memcpy(host, q->bounce, n);
+done:
 	if (context_gone(res)) {
 		/* Its context was destroyed, and a new one may have its
 		 * handle: the next copy makes a new stream (what is left of
@@ -125,6 +137,7 @@ static CUresult queue_copy(struct queue *q, uint64_t gpu, void *host,
 			s.call->StreamDestroy(q->stream);
 		if (q->bounce)
 			s.call->MemFreeHost(q->bounce);
+		gdr_stage_free(&q->stage, &s);
 		q->stream = NULL;
 		q->bounce = NULL;
 	}
@@ -132,17 +145,8 @@ static CUresult queue_copy(struct queue *q, uint64_t gpu, void *host,
 	return res;
 }
 
-/* Is host memory CUDA pinned (cuMemHostAlloc, cuMemHostRegister)? */
-static int host_pinned(const void *host)
-{
-	struct gdr_cuda_ptr p;
-
-	gdr_cuda_pointer((uintptr_t)host, &p);
-	return p.type == CU_MEMORYTYPE_HOST;
-}
-
-int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu,
-	    const char *caller)
+static int dma(uint64_t gpu, void *host, size_t n, int to_gpu, int staged,
+	       const char *caller)
 {
 	struct gdr_cuda_ptr p;
 	struct queue *q;
@@ -162,10 +166,11 @@ int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu,
 		return ENOMEM;
 	}
 	may_bounce = n <= ALWAYS_BOUNCE ||
-		     (n <= BOUNCE_SIZE && !host_pinned(host));
+		     (n <= BOUNCE_SIZE && !gdr_cuda_host_pinned(host, n));
 	pthread_mutex_lock(&q->lock);
 	for (tries = 0; tries < 2; tries++) {
-		res = queue_copy(q, gpu, host, n, to_gpu, may_bounce);
+		res = queue_copy(q, gpu, host, n, to_gpu, may_bounce,
+				 staged);
 		if (!context_gone(res))
 			break;
 	}
@@ -177,4 +182,16 @@ int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu,
 		p.dev, gdr_cuda_error(gdr_cuda_get(NULL, 0), res, err,
 				      sizeof(err)));
 	return res == CUDA_ERROR_INVALID_VALUE ? EINVAL : EIO;
+}
+
+int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu,
+	    const char *caller)
+{
+	return dma(gpu, host, n, to_gpu, 0, caller);
+}
+
+int gdr_dma_staged(uint64_t gpu, void *host, size_t n, int to_gpu,
+		   const char *caller)
+{
+	return dma(gpu, host, n, to_gpu, 1, caller);
 }

@@ -21,4 +21,10 @@
 int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu,
 	    const char *caller);
 
+/* The same through the staged path's pinned buffers (dma_stage.h), for
+ * pageable host memory; through CUDA's own staging where no pinned memory
+ * is to be had for the buffers. */
+int gdr_dma_staged(uint64_t gpu, void *host, size_t n, int to_gpu,
+		   const char *caller);
+
 #endif /* GDRMAP_DMA_H */

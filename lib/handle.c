@@ -77,8 +77,7 @@ struct gdr_region *gdr_region_alloc(struct gdr *owner, gdr_mh_t *mh)
 	r->bpriv = NULL;
 	r->buffer_id = 0;
 	r->ops = NULL;
-	atomic_store_explicit(&r->tune[0], NULL, memory_order_relaxed);
-	atomic_store_explicit(&r->tune[1], NULL, memory_order_relaxed);
+	gdr_tunes_forget(r);
 	atomic_store_explicit(&r->dma_id, 0, memory_order_relaxed);
 	atomic_store_explicit(&r->map_va, 0, memory_order_relaxed);
 	atomic_store_explicit(&r->map_len, 0, memory_order_relaxed);

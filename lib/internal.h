@@ -16,6 +16,10 @@
 struct gdr_copy_impl;
 struct gdr_tune;
 
+/* gdrmap_copy_*'s kinds of host buffer (copy_auto.c): any (the sizes where
+ * the kind makes no difference), pageable, pinned by CUDA. */
+#define GDR_HOST_KINDS	3
+
 /*
  * A mapping type's name, as gdr_get_mapping_type_string() gives it, or
  * "an unknown type".  For the library's own messages: unlike that call it
@@ -96,11 +100,22 @@ struct gdr_region {
 	/* What serves this pin: &owner->ops, or the copy-only table. */
 	const struct gdr_backend *ops;
 	/* gdrmap_copy_*: the measurements for this mapping, [to_mapping]
-	 * (NULL until the first such copy), and the buffer ID that DMA
+	 * [host buffer kind] (NULL until the first such copy), and the buffer ID that DMA
 	 * checks the memory against (0: not yet looked up, ~0: none). */
-	_Atomic(struct gdr_tune *) tune[2];
+	_Atomic(struct gdr_tune *) tune[2][GDR_HOST_KINDS];
 	_Atomic unsigned long long dma_id;
 };
+
+/* Forget r's gdrmap_copy_* measurements (a new pin, a new mapping type). */
+static inline void gdr_tunes_forget(struct gdr_region *r)
+{
+	int dir, kind;
+
+	for (dir = 0; dir < 2; dir++)
+		for (kind = 0; kind < GDR_HOST_KINDS; kind++)
+			atomic_store_explicit(&r->tune[dir][kind], NULL,
+					      memory_order_relaxed);
+}
 
 /*
  * Handle table (handle.c).  Slots live in chunks allocated on demand and

@@ -304,7 +304,7 @@ static int run_dir(struct shared *sh, struct worker *w, double *v,
 	if (e)
 		r->ok[d] = false;
 	finish(&r->res[d][2], v, sh->iters, sh->n);
-	r->chosen[d] = path_chosen(sh->b->mh, d == WRITE, sh->n);
+	r->chosen[d] = path_chosen(sh->b->mh, d == WRITE, sh->host, sh->n);
 	return 0;
 }
 

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * gdrmap copylat: the latency of one copy call to and from a mapping, per
- * size (powers of two), with cuMemcpyHtoD/DtoH from the same pinned host
- * buffer measured in the same run.  Every sample is one call, timed on
+ * size (powers of two), with cuMemcpyHtoD/DtoH from the same host buffer
+ * (pinned, registered or pageable: --host) measured in the same run.  Every sample is one call, timed on
  * its own, so the percentiles show the spread a caller sees; each size's
  * data is checked both ways against cuMemcpy before it is timed.  Beside
  * them gdrmap_copy_*, which picks the fastest path per size, and with
- * --paths each of its paths forced, timed in turns with gdr_copy_*: the
- * table that says whether its choice is right.
+ * --paths each of its paths forced, timed in turns with gdr_copy_*,
+ * cuMemcpy and cuMemcpy*Async on a private stream: the table that says
+ * whether its choice is right, and whether anything moves the same bytes
+ * faster.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,9 +28,18 @@
 #define WRITE_BYTES_CAP	(256UL << 20)
 #define READ_BYTES_CAP	(64UL << 20)
 #define MIN_SAMPLES	10
+/* What each --host kind is, for the text header. */
+static const char *const host_kind_what[] = {
+	[HOST_PINNED] = "cuMemAllocHost",
+	[HOST_REGISTERED] = "posix_memalign, cuMemHostRegister",
+	[HOST_PAGEABLE] = "posix_memalign, touched, not pinned",
+};
 #define MAX_SIZES	64
 /* --paths: rounds of turns between the methods of a direction */
 #define ROUNDS		20
+/* --paths: the methods of a direction taking turns: gdr_copy_*,
+ * gdrmap_copy_*, the forced paths, cuMemcpy, cuMemcpy*Async */
+#define TURNS		(4 + NPATHS - 1)
 /* --paths: the pause before each call, so that none pays for the last
  * one's writes still draining from the write-combining buffers (sub-µs
  * copies were bimodal back to back: ~40 or ~150 ns on the H200). */
@@ -39,9 +50,25 @@ struct ctx {
 	struct gpubuf *b;
 	struct na_note *na;	/* [NMETHODS]: why a path could not serve */
 	char *host;		/* host buffer at the offset */
+	void *vhost;		/* path_verify's, of the same kind */
 	char *dev;		/* CPU pointer into the mapping at the offset */
 	CUdeviceptr dptr;	/* GPU address at the offset */
+	CUstream stream;	/* --paths: cuMemcpy*Async's; NULL: not timed */
 };
+
+/* cuMemcpy*Async on the private stream, waited for: as a caller that
+ * keeps its copies off the application's streams would copy. */
+static int async_copy(struct ctx *c, bool write, size_t n)
+{
+	const struct tcu *cu = c->s->cu;
+	CUresult res;
+
+	res = write ? cu->MemcpyHtoDAsync(c->dptr, c->host, n, c->stream) :
+		      cu->MemcpyDtoHAsync(c->host, c->dptr, n, c->stream);
+	if (res == CUDA_SUCCESS)
+		res = cu->StreamSynchronize(c->stream);
+	return res;
+}
 
 /* One call; 0, PATH_NA (a path that cannot serve) or nonzero if it
  * failed. */
@@ -59,6 +86,9 @@ static int one_copy(struct ctx *c, enum method m, size_t n)
 		return c->s->cu->MemcpyHtoD(c->dptr, c->host, n);
 	case DTOH:
 		return c->s->cu->MemcpyDtoH(c->host, c->dptr, n);
+	case HTOD_ASYNC:
+	case DTOH_ASYNC:
+		return async_copy(c, m == HTOD_ASYNC, n);
 	default:
 		return -1;
 	}
@@ -132,10 +162,10 @@ static int verify_paths(struct ctx *c, struct row *w, bool forced)
 {
 	int m, e;
 
-	for (m = TO_AUTO; m < (forced ? NMETHODS : TO_VIA_MAP); m++) {
+	for (m = TO_AUTO; m < (forced ? HTOD_ASYNC : TO_VIA_MAP); m++) {
 		e = path_verify(c->s, c->b, c->s->o->offset, w->size,
-				methods[m].write, methods[m].path, w->why,
-				sizeof(w->why));
+				methods[m].write, methods[m].path, c->vhost,
+				w->why, sizeof(w->why));
 		if (e == PATH_NA)
 			mark_na(c, w, m);
 		else if (e)
@@ -145,25 +175,28 @@ static int verify_paths(struct ctx *c, struct row *w, bool forced)
 }
 
 /*
- * With --paths, a direction's gdr_copy_*, gdrmap_copy_* and forced paths
- * are timed in turns, a block of calls of each per round, so that a
- * drift of the machine (another tenant, the clock) shifts them all
- * alike: their ratios are what the table is for.  0, or -1 when a call failed (*bad
- * set to the method).
+ * With --paths, a direction's gdr_copy_*, gdrmap_copy_*, forced paths,
+ * cuMemcpy and cuMemcpy*Async are timed in turns, a block of calls of
+ * each per round, so that a drift of the machine (another tenant, the
+ * clock) shifts them all alike: their ratios are what the table is for.
+ * 0, or -1 when a call failed (*bad set to the method).
  */
 static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 			 int *bad)
 {
 	const struct opts *o = c->s->o;
-	int ms[5], nm = 0, m, i, j, e, path;
+	int ms[TURNS], nm = 0, m, i, j, e, path;
 	uint64_t rng = 0x9e3779b97f4a7c15ULL ^ w->size;
 	size_t k, r, b, rounds, per;
 
 	ms[nm++] = M_GDR(d);
 	ms[nm++] = M_AUTO(d);
-	for (path = GDRMAP_COPY_PATH_MAPPING; path <= GDRMAP_COPY_PATH_DMA;
+	for (path = GDRMAP_COPY_PATH_MAPPING; path <= GDRMAP_COPY_PATH_STAGED;
 	     path++)
 		ms[nm++] = M_VIA(d, path);
+	ms[nm++] = M_CUDA(d);
+	if (c->stream)
+		ms[nm++] = M_ASYNC(d);
 	if (path_settle(c->b->mh, d == 0, c->dev, c->host, w->size)) {
 		*bad = M_AUTO(d);
 		return -1;
@@ -197,7 +230,7 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 	per = k / rounds;
 	k = rounds * per;
 	for (r = 0; r < rounds; r++) {
-		int order[5], n = 0;
+		int order[TURNS], n = 0;
 
 		for (i = 0; i < nm; i++)
 			if (!(w->na & (1u << ms[i])))
@@ -245,19 +278,20 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 		stats_compute(&w->st[m], v + (size_t)i * k, k);
 		w->measured |= 1u << m;
 	}
-	w->chosen[d] = path_chosen(c->b->mh, d == 0, w->size);
+	w->chosen[d] = path_chosen(c->b->mh, d == 0, c->host, w->size);
 	return 0;
 }
 
 static int call_failed(const struct opts *o, int m, size_t n)
 {
+	bool via = methods[m].path > GDRMAP_COPY_PATH_AUTO;
+
 	return fail(o, EXIT_CANNOT, "%s%s%s%s of %zu bytes failed",
-		    m < TO_VIA_MAP ? methods[m].key :
+		    !via ? methods[m].key :
 		    methods[m].write ? "gdrmap_copy_to_mapping_via" :
 		    "gdrmap_copy_from_mapping_via",
-		    m < TO_VIA_MAP ? "" : "(",
-		    m < TO_VIA_MAP ? "" : methods[m].key,
-		    m < TO_VIA_MAP ? "" : ")", n);
+		    !via ? "" : "(", !via ? "" : methods[m].key,
+		    !via ? "" : ")", n);
 }
 
 /* Time every method of a verified row; 0 or EXIT_CANNOT.  v holds
@@ -268,15 +302,9 @@ static int measure_row(struct ctx *c, struct row *w, int nmethods, double *v)
 	int m, e, d, bad;
 
 	if (nmethods == NMETHODS) {
-		for (d = 0; d < 2; d++) {
+		for (d = 0; d < 2; d++)
 			if (measure_turns(c, w, d, v, &bad))
 				return call_failed(o, bad, w->size);
-			e = measure(c, (enum method)M_CUDA(d), w->size, v,
-				    &w->st[M_CUDA(d)]);
-			if (e)
-				return call_failed(o, M_CUDA(d), w->size);
-			w->measured |= 1u << M_CUDA(d);
-		}
 		goto check;
 	}
 	for (m = 0; m < nmethods; m++) {
@@ -292,13 +320,14 @@ static int measure_row(struct ctx *c, struct row *w, int nmethods, double *v)
 		w->measured |= 1u << m;
 		if (m == TO_AUTO || m == FROM_AUTO)
 			w->chosen[m == FROM_AUTO] = path_chosen(
-				c->b->mh, methods[m].write, w->size);
+				c->b->mh, methods[m].write, c->host, w->size);
 	}
 check:
 	/* What gdrmap_copy_* moves once its choice is made. */
 	for (d = 0; d < 2 && nmethods > TO_AUTO; d++) {
 		e = path_verify(c->s, c->b, o->offset, w->size, d == 0,
-				GDRMAP_COPY_PATH_AUTO, w->why, sizeof(w->why));
+				GDRMAP_COPY_PATH_AUTO, c->vhost, w->why,
+				sizeof(w->why));
 		if (e == EXIT_WRONG)
 			w->verified = false;
 		else if (e)
@@ -315,11 +344,12 @@ int cmd_copylat(int argc, char **argv)
 	struct session s;
 	struct gpubuf b;
 	struct opts o;
-	struct ctx c;
+	struct ctx c = { 0 };
 	size_t n, maxk;
-	bool pinned, all_ok = true;
+	bool all_ok = true;
 	double *v = NULL;
 	char *host = NULL;
+	enum host_kind kind;
 	int ret, nrows = 0, nmethods;
 
 	ret = opts_parse(CMD_COPYLAT, argc, argv, &o);
@@ -348,10 +378,20 @@ int cmd_copylat(int argc, char **argv)
 		goto close_buf;
 	if (nmethods > TO_AUTO)
 		paths_start_helpers(&s, &b, o.offset, o.size);
-	host = host_alloc(&s, o.offset + o.size, &pinned);
+	kind = o.host;
+	host = host_alloc_kind(&s, o.offset + o.size, &kind);
+	if (!host) {
+		ret = EXIT_CANNOT;
+		goto close_buf;
+	}
+	c.vhost = host_alloc_kind(&s, PATH_VERIFY_HOST(o.size), &kind);
+	if (!c.vhost) {
+		ret = EXIT_CANNOT;
+		goto free_host;
+	}
 	maxk = (size_t)(o.w_iters > o.r_iters ? o.w_iters : o.r_iters);
-	v = malloc(maxk * 5 * sizeof(*v));
-	if (!host || !v) {
+	v = malloc(maxk * TURNS * sizeof(*v));
+	if (!v) {
 		ret = fail(&o, EXIT_CANNOT, "out of memory");
 		goto free_host;
 	}
@@ -361,8 +401,17 @@ int cmd_copylat(int argc, char **argv)
 	c.host = host + o.offset;
 	c.dev = b.cpu + o.offset;
 	c.dptr = b.base + o.offset;
-	if (!o.json)
+	/* cuMemcpy*Async where this CUDA has it: not timed otherwise. */
+	if (o.paths && s.cu->StreamCreate && s.cu->StreamDestroy &&
+	    s.cu->StreamSynchronize && s.cu->MemcpyHtoDAsync &&
+	    s.cu->MemcpyDtoHAsync &&
+	    s.cu->StreamCreate(&c.stream, CU_STREAM_NON_BLOCKING))
+		c.stream = NULL;
+	if (!o.json) {
 		session_print_header(&s, &b);
+		printf("host memory %s (%s)\n", host_kind_names[kind],
+		       host_kind_what[kind]);
+	}
 
 	for (int r = 0; r < nrows; r++) {
 		struct row *w = &rows[r];
@@ -401,7 +450,7 @@ int cmd_copylat(int argc, char **argv)
 		json_str(&j, "unit", "ns");
 		json_int(&j, "offset", (long long)o.offset);
 		json_bool(&j, "cold_cache", o.cold);
-		json_str(&j, "host_memory", "pinned");
+		json_str(&j, "host_memory", host_kind_names[kind]);
 		copylat_json(&j, &run);
 		json_bool(&j, "verified", all_ok);
 		json_finish(&j);
@@ -411,8 +460,10 @@ int cmd_copylat(int argc, char **argv)
 	ret = all_ok ? EXIT_OK : EXIT_WRONG;
 free_host:
 	free(v);
-	if (host)
-		host_free(&s, host, pinned);
+	if (c.stream)
+		s.cu->StreamDestroy(c.stream);
+	host_free_kind(&s, c.vhost, kind);
+	host_free_kind(&s, host, kind);
 close_buf:
 	gpubuf_close(&s, &b);
 close:

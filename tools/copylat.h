@@ -16,8 +16,10 @@
 enum method {
 	TO_MAP, HTOD, FROM_MAP, DTOH,	/* gdr_copy_*, cuMemcpy */
 	TO_AUTO, FROM_AUTO,		/* gdrmap_copy_*: the path it picks */
-	TO_VIA_MAP, TO_VIA_THREADS, TO_VIA_DMA,	/* --paths: each forced */
-	FROM_VIA_MAP, FROM_VIA_THREADS, FROM_VIA_DMA,
+	TO_VIA_MAP, TO_VIA_THREADS, TO_VIA_DMA, TO_VIA_STAGED,	/* --paths: */
+	FROM_VIA_MAP, FROM_VIA_THREADS, FROM_VIA_DMA, FROM_VIA_STAGED,	/* forced */
+	HTOD_ASYNC, DTOH_ASYNC,		/* --paths: cuMemcpy*Async on a private
+					 * non-blocking stream, + sync */
 	NMETHODS
 };
 
@@ -33,7 +35,8 @@ extern const struct method_def methods[NMETHODS];
 #define M_GDR(d)	((d) ? FROM_MAP : TO_MAP)
 #define M_CUDA(d)	((d) ? DTOH : HTOD)
 #define M_AUTO(d)	((d) ? FROM_AUTO : TO_AUTO)
-/* path: GDRMAP_COPY_PATH_MAPPING to _DMA */
+#define M_ASYNC(d)	((d) ? DTOH_ASYNC : HTOD_ASYNC)
+/* path: GDRMAP_COPY_PATH_MAPPING to _STAGED */
 #define M_VIA(d, path)	((d) ? FROM_VIA_MAP + (path) - 1 : \
 				TO_VIA_MAP + (path) - 1)
 
@@ -58,7 +61,8 @@ struct copylat_run {
 	const struct row *rows;
 	int nrows;
 	bool calls;		/* gdrmap_copy_* were timed */
-	bool paths;		/* --paths: every forced path too */
+	bool paths;		/* --paths: every forced path too, and
+				 * cuMemcpy*Async */
 	/* Per method, why its path could not serve, at the first size where
 	 * it could not (the library's gdrmap_last_error); "" if it always
 	 * could.  NULL: none recorded. */
@@ -76,10 +80,18 @@ extern const char *const dir_names[2];	/* "write", "read" */
 bool row_has(const struct row *r, int m);
 /* The fastest forced path (GDRMAP_COPY_PATH_*) at a row, or -1. */
 int row_fastest(const struct row *r, int d);
-/* gdrmap_copy_*'s p50 over the fastest forced path's, or over
- * gdr_copy_*'s; NaN where either is missing. */
+/* The fastest other way of moving the row's bytes (--paths): the method
+ * (enum method) of least p50 of the forced paths, gdr_copy_*, cuMemcpy
+ * and cuMemcpy*Async, or -1. */
+int row_fastest_other(const struct row *r, int d);
+/* "mapping", ... for a forced path; the call's name for the others. */
+const char *method_name(int m);
+/* gdrmap_copy_*'s p50 over the fastest forced path's, the fastest other
+ * way's, gdr_copy_*'s or cuMemcpy's; NaN where either is missing. */
 double row_over_fastest(const struct row *r, int d);
+double row_over_other(const struct row *r, int d);
 double row_over_gdr(const struct row *r, int d);
+double row_over_cuda(const struct row *r, int d);
 
 /* Per direction: the verified sizes, and the path at each: the one
  * gdrmap_copy_* took, or the fastest forced one. */
@@ -92,11 +104,14 @@ struct series {
 void series_of(const struct copylat_run *run, int d, bool fastest,
 	       struct series *s);
 
-/* Over the rows of a direction: gdrmap_copy_* against the fastest forced
- * path (against GOAL_RATIO), or with small, against gdr_copy_* at the
- * sizes up to SMALL_COPY (against 1). */
+/* What sum_ratios compares gdrmap_copy_* with, over a direction's rows. */
+enum versus {
+	VS_FASTEST,	/* the fastest forced path, against GOAL_RATIO */
+	VS_OTHER,	/* the fastest other way, against GOAL_RATIO */
+	VS_SMALL,	/* gdr_copy_* at the sizes up to SMALL_COPY, against 1 */
+};
 struct ratio_sum;
-void sum_ratios(const struct copylat_run *run, int d, bool small,
+void sum_ratios(const struct copylat_run *run, int d, enum versus vs,
 		struct ratio_sum *rs);
 
 /* The text tables and summary lines (after the common header). */

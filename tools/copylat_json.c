@@ -36,14 +36,21 @@ static void dir_json(struct json *j, const struct copylat_run *run,
 	json_obj_begin(j, dir_names[d]);
 	path_or_null(j, "path", r->chosen[d]);
 	json_num(j, "over_gdr_copy", row_over_gdr(r, d));
+	json_num(j, "over_cuMemcpy", row_over_cuda(r, d));
 	if (run->paths) {
 		json_obj_begin(j, "paths");
-		for (p = GDRMAP_COPY_PATH_MAPPING; p <= GDRMAP_COPY_PATH_DMA;
-		     p++)
+		for (p = GDRMAP_COPY_PATH_MAPPING;
+		     p <= GDRMAP_COPY_PATH_STAGED; p++)
 			stats_or_null(j, path_name(p), r, M_VIA(d, p));
 		json_obj_end(j);
 		path_or_null(j, "fastest_path", row_fastest(r, d));
 		json_num(j, "over_fastest", row_over_fastest(r, d));
+		p = row_fastest_other(r, d);
+		if (p < 0)
+			json_null(j, "fastest_other");
+		else
+			json_str(j, "fastest_other", method_name(p));
+		json_num(j, "over_fastest_other", row_over_other(r, d));
 	}
 	json_obj_end(j);
 }
@@ -65,6 +72,10 @@ static void row_json(struct json *j, const struct copylat_run *run,
 		stats_json(j, methods[m].key, &r->st[m]);
 	stats_or_null(j, methods[TO_AUTO].key, r, TO_AUTO);
 	stats_or_null(j, methods[FROM_AUTO].key, r, FROM_AUTO);
+	if (run->paths) {
+		stats_or_null(j, methods[HTOD_ASYNC].key, r, HTOD_ASYNC);
+		stats_or_null(j, methods[DTOH_ASYNC].key, r, DTOH_ASYNC);
+	}
 	for (d = 0; d < 2; d++)
 		dir_json(j, run, r, d);
 	json_obj_end(j);
@@ -95,9 +106,25 @@ static void crossovers_json(struct json *j, const char *key,
 	json_obj_end(j);
 }
 
-static void ratios_json(struct json *j, const char *key,
-			const struct copylat_run *run, bool small)
+/* "against": the fastest other way where gdrmap_copy_* fared worst. */
+static void worst_other(struct json *j, const struct copylat_run *run, int d,
+			const struct ratio_sum *rs)
 {
+	int r, m = -1;
+
+	for (r = 0; rs->sizes && r < run->nrows; r++)
+		if (run->rows[r].size == rs->worst_size)
+			m = row_fastest_other(&run->rows[r], d);
+	if (m < 0)
+		json_null(j, "against");
+	else
+		json_str(j, "against", method_name(m));
+}
+
+static void ratios_json(struct json *j, const char *key,
+			const struct copylat_run *run, enum versus vs)
+{
+	bool small = vs == VS_SMALL;
 	struct ratio_sum rs;
 	int d;
 
@@ -107,7 +134,7 @@ static void ratios_json(struct json *j, const char *key,
 	else
 		json_num(j, "ratio", GOAL_RATIO);
 	for (d = 0; d < 2; d++) {
-		sum_ratios(run, d, small, &rs);
+		sum_ratios(run, d, vs, &rs);
 		json_obj_begin(j, dir_names[d]);
 		json_int(j, "sizes", rs.sizes);
 		if (!small)
@@ -117,6 +144,8 @@ static void ratios_json(struct json *j, const char *key,
 			json_int(j, "worst_size", (long long)rs.worst_size);
 		else
 			json_null(j, "worst_size");
+		if (vs == VS_OTHER)
+			worst_other(j, run, d, &rs);
 		json_obj_end(j);
 	}
 	json_obj_end(j);
@@ -154,11 +183,13 @@ void copylat_json(struct json *j, const struct copylat_run *run)
 	crossovers_json(j, "crossovers", run, false);
 	if (run->paths) {
 		crossovers_json(j, "fastest_crossovers", run, true);
-		ratios_json(j, "goal", run, false);
+		ratios_json(j, "goal", run, VS_FASTEST);
+		ratios_json(j, "goal_other", run, VS_OTHER);
 	} else {
 		json_null(j, "fastest_crossovers");
 		json_null(j, "goal");
+		json_null(j, "goal_other");
 	}
-	ratios_json(j, "small_copies", run, true);
+	ratios_json(j, "small_copies", run, VS_SMALL);
 	na_json(j, run);
 }

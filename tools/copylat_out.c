@@ -23,9 +23,13 @@ const struct method_def methods[NMETHODS] = {
 	[TO_VIA_MAP] = { "mapping", true, GDRMAP_COPY_PATH_MAPPING },
 	[TO_VIA_THREADS] = { "threads", true, GDRMAP_COPY_PATH_THREADS },
 	[TO_VIA_DMA] = { "dma", true, GDRMAP_COPY_PATH_DMA },
+	[TO_VIA_STAGED] = { "staged", true, GDRMAP_COPY_PATH_STAGED },
 	[FROM_VIA_MAP] = { "mapping", false, GDRMAP_COPY_PATH_MAPPING },
 	[FROM_VIA_THREADS] = { "threads", false, GDRMAP_COPY_PATH_THREADS },
 	[FROM_VIA_DMA] = { "dma", false, GDRMAP_COPY_PATH_DMA },
+	[FROM_VIA_STAGED] = { "staged", false, GDRMAP_COPY_PATH_STAGED },
+	[HTOD_ASYNC] = { "cuMemcpyHtoDAsync", true, -1 },
+	[DTOH_ASYNC] = { "cuMemcpyDtoHAsync", false, -1 },
 };
 
 const char *const dir_names[2] = { "write", "read" };
@@ -39,7 +43,7 @@ int row_fastest(const struct row *r, int d)
 {
 	int p, best = -1;
 
-	for (p = GDRMAP_COPY_PATH_MAPPING; p <= GDRMAP_COPY_PATH_DMA; p++)
+	for (p = GDRMAP_COPY_PATH_MAPPING; p <= GDRMAP_COPY_PATH_STAGED; p++)
 		if (row_has(r, M_VIA(d, p)) &&
 		    (best < 0 || r->st[M_VIA(d, p)].p50 <
 				 r->st[M_VIA(d, best)].p50))
@@ -56,11 +60,44 @@ double row_over_fastest(const struct row *r, int d)
 	return r->st[M_AUTO(d)].p50 / r->st[M_VIA(d, p)].p50;
 }
 
+int row_fastest_other(const struct row *r, int d)
+{
+	const int others[] = { M_GDR(d), M_CUDA(d), M_ASYNC(d) };
+	int i, p = row_fastest(r, d), best = p < 0 ? -1 : M_VIA(d, p);
+
+	for (i = 0; i < 3; i++)
+		if (row_has(r, others[i]) &&
+		    (best < 0 || r->st[others[i]].p50 < r->st[best].p50))
+			best = others[i];
+	return best;
+}
+
+const char *method_name(int m)
+{
+	return m < 0 || m >= NMETHODS ? "-" : methods[m].key;
+}
+
+/* gdrmap_copy_*'s p50 over method m's. */
+static double over(const struct row *r, int d, int m)
+{
+	if (m < 0 || !row_has(r, M_AUTO(d)) || !row_has(r, m))
+		return NAN;
+	return r->st[M_AUTO(d)].p50 / r->st[m].p50;
+}
+
+double row_over_other(const struct row *r, int d)
+{
+	return over(r, d, row_fastest_other(r, d));
+}
+
 double row_over_gdr(const struct row *r, int d)
 {
-	if (!row_has(r, M_AUTO(d)) || !row_has(r, M_GDR(d)))
-		return NAN;
-	return r->st[M_AUTO(d)].p50 / r->st[M_GDR(d)].p50;
+	return over(r, d, M_GDR(d));
+}
+
+double row_over_cuda(const struct row *r, int d)
+{
+	return over(r, d, M_CUDA(d));
 }
 
 /* A p50 cell: the figure, "n/a" where the path cannot serve, else "-". */
@@ -115,16 +152,20 @@ static void print_basic(FILE *f, const struct copylat_run *run)
 /* One direction: gdrmap_copy_* beside gdr_copy_* and cuMemcpy, p50. */
 static void print_dir(FILE *f, const struct copylat_run *run, int d)
 {
-	char b[6][32];
+	char b[8][32];
 	int r, p;
 
 	fprintf(f, "\n%s: %s, p50 of one call; path: the one it takes now\n",
 		d ? "reads" : "writes", methods[M_AUTO(d)].key);
+	if (run->paths)
+		fprintf(f, "async: %s on a private non-blocking stream + cuStreamSynchronize; /fastest: over the fastest path's p50; /other: over the fastest other way's (a path, gdr_copy, cuMemcpy or async)\n",
+			methods[M_ASYNC(d)].key);
 	fprintf(f, "%9s  %9s  %9s  %11s  %-9s", "size", "gdr_copy",
 		"cuMemcpy", "gdrmap_copy", "path");
 	if (run->paths)
-		fprintf(f, "  %9s  %9s  %9s  %9s", "mapping", "threads", "dma",
-			"/fastest");
+		fprintf(f, "  %9s  %9s  %9s  %9s  %9s  %9s  %9s", "mapping",
+			"threads", "dma", "staged", "async", "/fastest",
+			"/other");
 	fprintf(f, "  %9s\n", "/gdr_copy");
 	for (r = 0; r < run->nrows; r++) {
 		const struct row *w = &run->rows[r];
@@ -141,11 +182,15 @@ static void print_dir(FILE *f, const struct copylat_run *run, int d)
 			path_chosen_name(w->chosen[d]));
 		if (run->paths) {
 			for (p = GDRMAP_COPY_PATH_MAPPING;
-			     p <= GDRMAP_COPY_PATH_DMA; p++)
+			     p <= GDRMAP_COPY_PATH_STAGED; p++)
 				fprintf(f, "  %9s", cell(w, M_VIA(d, p), b[p + 2],
 							  sizeof(b[0])));
-			fprintf(f, "  %9s", ratio_text(row_over_fastest(w, d),
-						       b[0], sizeof(b[0])));
+			fprintf(f, "  %9s  %9s", cell(w, M_ASYNC(d), b[7],
+						      sizeof(b[7])),
+				ratio_text(row_over_fastest(w, d), b[0],
+					   sizeof(b[0])));
+			fprintf(f, "  %9s", ratio_text(row_over_other(w, d),
+						       b[2], sizeof(b[2])));
 		}
 		fprintf(f, "  %9s\n",
 			ratio_text(row_over_gdr(w, d), b[1], sizeof(b[1])));
@@ -183,8 +228,8 @@ static void print_crossovers(FILE *f, const struct series *s)
 			path_name(x[i].to));
 }
 
-void sum_ratios(const struct copylat_run *run, int d, bool small,
-		       struct ratio_sum *rs)
+void sum_ratios(const struct copylat_run *run, int d, enum versus vs,
+		struct ratio_sum *rs)
 {
 	int r;
 
@@ -192,12 +237,24 @@ void sum_ratios(const struct copylat_run *run, int d, bool small,
 	for (r = 0; r < run->nrows; r++) {
 		const struct row *w = &run->rows[r];
 
-		if (small && w->size <= SMALL_COPY)
+		if (vs == VS_SMALL && w->size <= SMALL_COPY)
 			ratio_add(rs, w->size, row_over_gdr(w, d), 1.0);
-		else if (!small)
-			ratio_add(rs, w->size, row_over_fastest(w, d),
+		else if (vs != VS_SMALL)
+			ratio_add(rs, w->size, vs == VS_OTHER ?
+				  row_over_other(w, d) : row_over_fastest(w, d),
 				  GOAL_RATIO);
 	}
+}
+
+/* The fastest other way at the row of size n, for the summary. */
+static const char *other_at(const struct copylat_run *run, int d, size_t n)
+{
+	int r;
+
+	for (r = 0; r < run->nrows; r++)
+		if (run->rows[r].size == n)
+			return method_name(row_fastest_other(&run->rows[r], d));
+	return "-";
 }
 
 static void print_summary(FILE *f, const struct copylat_run *run)
@@ -205,7 +262,7 @@ static void print_summary(FILE *f, const struct copylat_run *run)
 	struct series s;
 	struct ratio_sum rs;
 	char buf[512], a[24];
-	int d, fastest;
+	int d, fastest, vs;
 
 	for (fastest = 0; fastest <= (run->paths ? 1 : 0); fastest++) {
 		fprintf(f, "\n%s", fastest ? "fastest forced path:" :
@@ -224,23 +281,26 @@ static void print_summary(FILE *f, const struct copylat_run *run)
 		fprintf(f, "\n");
 	}
 	fprintf(f, "\n");
-	if (run->paths) {
-		fprintf(f, "gdrmap_copy_* p50 within %.1fx of the fastest path's:",
-			GOAL_RATIO);
+	for (vs = VS_FASTEST; run->paths && vs <= VS_OTHER; vs++) {
+		fprintf(f, "gdrmap_copy_* p50 within %.1fx of the fastest %s:",
+			GOAL_RATIO, vs == VS_OTHER ? "other way's" : "path's");
 		for (d = 0; d < 2; d++) {
-			sum_ratios(run, d, false, &rs);
+			sum_ratios(run, d, vs, &rs);
 			fprintf(f, "%s %s %d of %d sizes", d ? ";" : "",
 				dir_names[d], rs.within, rs.sizes);
 			if (rs.sizes)
-				fprintf(f, " (worst %.2fx at %s)", rs.worst,
-					fmt_size(rs.worst_size, a, sizeof(a)));
+				fprintf(f, " (worst %.2fx at %s%s%s)", rs.worst,
+					fmt_size(rs.worst_size, a, sizeof(a)),
+					vs == VS_OTHER ? ", against " : "",
+					vs == VS_OTHER ? other_at(run, d,
+						rs.worst_size) : "");
 		}
 		fprintf(f, "\n");
 	}
 	fprintf(f, "small copies (<= %s), gdrmap_copy_* p50 over gdr_copy_*'s:",
 		fmt_size(SMALL_COPY, a, sizeof(a)));
 	for (d = 0; d < 2; d++) {
-		sum_ratios(run, d, true, &rs);
+		sum_ratios(run, d, VS_SMALL, &rs);
 		fprintf(f, "%s %s ", d ? ";" : "", dir_names[d]);
 		if (rs.sizes)
 			fprintf(f, "worst %.2fx at %s", rs.worst,

@@ -16,6 +16,11 @@
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
 
+/* Not in cuda_defs.h (the library has no use for them): copylat --host
+ * registered. */
+CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int flags);
+CUresult cuMemHostUnregister(void *p);
+
 #define TCU_REQUIRED(X)							\
 	X(Init, cuInit)							\
 	X(DriverGetVersion, cuDriverGetVersion)				\
@@ -47,6 +52,9 @@
 	X(StreamDestroy, cuStreamDestroy_v2)				\
 	X(StreamSynchronize, cuStreamSynchronize)			\
 	X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2)			\
+	X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2)			\
+	X(MemHostRegister, cuMemHostRegister_v2)			\
+	X(MemHostUnregister, cuMemHostUnregister)			\
 	X(DeviceGetUuid, cuDeviceGetUuid)
 
 struct tcu {

@@ -15,13 +15,15 @@ const char *const cmd_names[CMD_COUNT] = {
 };
 const char *const alloc_names[] = { "vmm", "cumemalloc", "auto" };
 const char *const map_flag_names[] = { "default", "wc", "cache", "device" };
+const char *const host_kind_names[] = { "pinned", "pinned", "registered",
+					"pageable" };
 
 #define B(c)	(1u << (c))
 #define MEASURE	(B(CMD_COPYLAT) | B(CMD_COPYBW) | B(CMD_APIPERF) | B(CMD_PPLAT))
 #define ALL	(MEASURE | B(CMD_DOCTOR))
 
 enum {
-	OPT_JSON = 256, OPT_COLD, OPT_MODE, OPT_RESPONDER, OPT_PATHS,
+	OPT_JSON = 256, OPT_COLD, OPT_MODE, OPT_RESPONDER, OPT_PATHS, OPT_HOST,
 };
 
 /* Limits, in the help and in the errors alike. */
@@ -97,7 +99,10 @@ static const struct opt_def defs[] = {
 	{ "cold", OPT_COLD, NULL, B(CMD_COPYLAT),
 	  { [CMD_COPYLAT] = "flush the host buffer from the CPU caches before each copy" }, NULL },
 	{ "paths", OPT_PATHS, NULL, B(CMD_COPYLAT),
-	  { [CMD_COPYLAT] = "also time each path gdrmap_copy_* can take, forced: mapping, threads, dma (n/a where one cannot serve); its p50 over the fastest's, per size" }, NULL },
+	  { [CMD_COPYLAT] = "also time each path gdrmap_copy_* can take, forced: mapping, threads, dma, staged (n/a where one cannot serve), and cuMemcpy*Async on a private stream; its p50 over the fastest path's and the fastest other way's, per size" }, NULL },
+	{ "host", OPT_HOST, "KIND", B(CMD_COPYLAT),
+	  { [CMD_COPYLAT] = "host buffer the copies go from and to: pinned (cuMemAllocHost; the default, pageable memory where it fails), registered (page-aligned memory pinned with cuMemHostRegister) or pageable (page-aligned malloc memory, touched, not pinned)" },
+	  "pinned, registered or pageable" },
 	{ "mode", OPT_MODE, "LIST", B(CMD_PPLAT),
 	  { [CMD_PPLAT] = "signal paths, comma-separated: mapping, htod, hostflag or all (default all)" },
 	  "mapping, htod, hostflag or all, comma-separated, with no empty item" },
@@ -348,6 +353,12 @@ static int apply(enum cmd cmd, int id, const char *arg, const char *name,
 		return 0;
 	case OPT_PATHS:
 		o->paths = true;
+		return 0;
+	case OPT_HOST:
+		k = pick(arg, host_kind_names + 1, 3);
+		if (k < 0)
+			break;
+		o->host = (enum host_kind)(k + 1);
 		return 0;
 	case 'd':
 		if (parse_long(arg, 0, DEVICE_MAX, &v))

@@ -26,6 +26,14 @@ enum alloc_kind {
 	ALLOC_AUTO,		/* vmm, else cumemalloc where it can be pinned */
 };
 
+/* copylat's host buffer: the kind of memory copies go from and to. */
+enum host_kind {
+	HOST_DEFAULT,		/* pinned, else pageable where pinning fails */
+	HOST_PINNED,		/* cuMemAllocHost */
+	HOST_REGISTERED,	/* posix_memalign + cuMemHostRegister */
+	HOST_PAGEABLE,		/* posix_memalign, touched, not registered */
+};
+
 /* pplat's signal paths, as a bit set. */
 enum pp_mode {
 	PP_MAPPING = 1,		/* store through the mapping */
@@ -55,6 +63,7 @@ struct opts {
 	int threads;
 	bool cold;
 	bool paths;		/* copylat: time every path of gdrmap_copy_* */
+	enum host_kind host;	/* copylat --host */
 	unsigned modes;		/* enum pp_mode bits */
 	enum responder responder;
 };
@@ -62,6 +71,8 @@ struct opts {
 extern const char *const cmd_names[CMD_COUNT];
 extern const char *const alloc_names[];
 extern const char *const map_flag_names[];
+/* By enum host_kind: "pinned" for HOST_DEFAULT too. */
+extern const char *const host_kind_names[];
 
 /*
  * Parse argv (argv[0] is the subcommand) into o, after filling in the

@@ -20,7 +20,7 @@
 #define GUARD		64
 
 static const char *const names[NPATHS] = {
-	"auto", "mapping", "threads", "dma",
+	"auto", "mapping", "threads", "dma", "staged",
 };
 
 const char *path_name(int path)
@@ -56,11 +56,14 @@ int path_copy(gdr_mh_t mh, bool write, int path, void *map, void *host,
 	return e == EOPNOTSUPP || e == -EOPNOTSUPP ? PATH_NA : e;
 }
 
-int path_chosen(gdr_mh_t mh, bool write, size_t n)
+int path_chosen(gdr_mh_t mh, bool write, const void *host, size_t n)
 {
-	int p = PATH_UNKNOWN;
+	int p = PATH_UNKNOWN, e;
 
-	if (gdrmap_copy_path(mh, write, n, &p) || p < 0 || p >= NPATHS)
+	e = gdrmap_copy_path_host ?
+	    gdrmap_copy_path_host(mh, write, host, n, &p) :
+	    gdrmap_copy_path(mh, write, n, &p);
+	if (e || p < 0 || p >= NPATHS)
 		return PATH_UNKNOWN;
 	return p;
 }
@@ -70,7 +73,7 @@ int path_settle(gdr_mh_t mh, bool write, void *map, void *host, size_t n)
 	int i, e;
 
 	for (i = 0; i < SETTLE_MAX; i++) {
-		if (path_chosen(mh, write, n) != GDRMAP_COPY_PATH_AUTO)
+		if (path_chosen(mh, write, host, n) != GDRMAP_COPY_PATH_AUTO)
 			return 0;
 		e = path_copy(mh, write, GDRMAP_COPY_PATH_AUTO, map, host, n);
 		if (e)
@@ -183,11 +186,11 @@ static int compare(const struct span *sp, size_t n, size_t off, bool write,
 }
 
 int path_verify(struct session *s, struct gpubuf *b, size_t off, size_t n,
-		bool write, int path, char *err, size_t errlen)
+		bool write, int path, void *host, char *err, size_t errlen)
 {
 	static uint64_t seed = 20261127;
 	const struct tcu *cu = s->cu;
-	unsigned char *hbuf = NULL;
+	unsigned char *hbuf = host, *own = NULL;
 	struct span sp = { 0 };
 	size_t all, hoff;
 	CUresult res;
@@ -205,13 +208,15 @@ int path_verify(struct session *s, struct gpubuf *b, size_t off, size_t n,
 	sp.src = malloc(n);
 	sp.old = malloc(all);
 	sp.got = malloc(all);
-	if (!sp.src || !sp.old || !sp.got ||
-	    (!write && posix_memalign((void **)&hbuf, 4096, hoff + all))) {
+	if (!hbuf && !posix_memalign((void **)&own, 4096, hoff + all))
+		hbuf = own;
+	if (!sp.src || !sp.old || !sp.got || !hbuf) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
 	poison(&sp, n, &seed);
 	if (write) {
+		memcpy(hbuf + hoff + sp.before, sp.src, n);
 		res = cu->MemcpyHtoD(b->base + off - sp.before, sp.old, all);
 	} else {
 		memcpy(hbuf + hoff, sp.old, all);
@@ -223,8 +228,8 @@ int path_verify(struct session *s, struct gpubuf *b, size_t off, size_t n,
 		snprintf(err, errlen, "cuMemcpyHtoD failed (%d)", res);
 		goto out;
 	}
-	e = path_copy(b->mh, write, path, b->cpu + off,
-		      write ? sp.src : hbuf + hoff + sp.before, n);
+	e = path_copy(b->mh, write, path, b->cpu + off, hbuf + hoff + sp.before,
+		      n);
 	if (e == PATH_NA) {
 		ret = PATH_NA;
 		goto out;
@@ -247,7 +252,7 @@ int path_verify(struct session *s, struct gpubuf *b, size_t off, size_t n,
 	}
 	ret = compare(&sp, n, off, write, path, err, errlen);
 out:
-	free(hbuf);
+	free(own);
 	free(sp.src);
 	free(sp.old);
 	free(sp.got);

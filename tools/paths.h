@@ -19,15 +19,17 @@
 #pragma weak gdrmap_copy_to_mapping_via
 #pragma weak gdrmap_copy_from_mapping_via
 #pragma weak gdrmap_copy_path
+#pragma weak gdrmap_copy_path_host
 
-/* GDRMAP_COPY_PATH_* are 0 (auto) to 3 (dma). */
-#define NPATHS		4
+/* GDRMAP_COPY_PATH_* are 0 (auto) to 4 (staged). */
+#define NPATHS		5
 /* Not a path: what gdrmap_copy_path could not say, or was not asked. */
 #define PATH_UNKNOWN	(-1)
 /* path_copy / path_verify: the path cannot serve this handle. */
 #define PATH_NA		(-2)
 
-/* "auto", "mapping", "threads", "dma"; "-" for anything else. */
+/* "auto", "mapping", "threads", "dma", "staged"; "-" for anything
+ * else. */
 const char *path_name(int path);
 /* What gdrmap_copy_path said: "measuring" for AUTO, "-" when unknown. */
 const char *path_chosen_name(int path);
@@ -43,14 +45,16 @@ bool paths_available(void);
 int path_copy(gdr_mh_t mh, bool write, int path, void *map, void *host,
 	      size_t n);
 
-/* The path gdrmap_copy_* takes now for n bytes, or PATH_UNKNOWN. */
-int path_chosen(gdr_mh_t mh, bool write, size_t n);
+/* The path gdrmap_copy_* takes now for n bytes from or to host (its
+ * kind: gdrmap_copy_path_host; gdrmap_copy_path, the pageable kind's,
+ * in a library without it), or PATH_UNKNOWN. */
+int path_chosen(gdr_mh_t mh, bool write, const void *host, size_t n);
 
 /*
- * Call gdrmap_copy_* on n bytes until its choice for their size is made
- * (gdrmap_copy_path no longer says AUTO), at most a bounded number of
- * calls: the copies that measure the paths are then not in the timing.
- * 0 or the call's error.
+ * Call gdrmap_copy_* on n bytes until its choice for their size and
+ * host's kind is made (path_chosen no longer says AUTO), at most a
+ * bounded number of calls: the copies that measure the paths are then not
+ * in the timing.  0 or the call's error.
  */
 int path_settle(gdr_mh_t mh, bool write, void *map, void *host, size_t n);
 
@@ -67,14 +71,19 @@ int path_settle(gdr_mh_t mh, bool write, void *map, void *host, size_t n);
 void paths_start_helpers(struct session *s, struct gpubuf *b, size_t off,
 			 size_t len);
 
+/* The bytes of host memory path_verify needs for n bytes. */
+#define PATH_VERIFY_HOST(n)	(2 * 4096 + (size_t)(n) + 64)
+
 /*
  * Move n random bytes at off by path in one direction and check every
  * byte against cuMemcpy, after poisoning the destination with bytes that
  * differ from the source at every position; the 64 bytes on each side of
- * the range must be left as they were.  0, PATH_NA, EXIT_WRONG (err says
- * where) or EXIT_CANNOT.
+ * the range must be left as they were.  The copy goes from or to host
+ * (PATH_VERIFY_HOST(n) bytes of the kind the timed copies use, so that
+ * the path checked is the one timed), or pageable memory of its own where
+ * host is NULL.  0, PATH_NA, EXIT_WRONG (err says where) or EXIT_CANNOT.
  */
 int path_verify(struct session *s, struct gpubuf *b, size_t off, size_t n,
-		bool write, int path, char *err, size_t errlen);
+		bool write, int path, void *host, char *err, size_t errlen);
 
 #endif /* GDRMAP_TOOLS_PATHS_H */

@@ -25,7 +25,8 @@ const char *fmt_size(size_t n, char *buf, size_t len)
 
 static bool known(int path)
 {
-	return path >= GDRMAP_COPY_PATH_MAPPING && path <= GDRMAP_COPY_PATH_DMA;
+	return path >= GDRMAP_COPY_PATH_MAPPING &&
+	       path <= GDRMAP_COPY_PATH_STAGED;
 }
 
 int path_crossovers(const size_t *size, const int *path, int n,
@@ -51,7 +52,7 @@ int path_crossovers(const size_t *size, const int *path, int n,
 static const char *name(int path)
 {
 	static const char *const names[] = { "auto", "mapping", "threads",
-					     "dma" };
+					     "dma", "staged" };
 
 	return names[path];
 }

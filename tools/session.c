@@ -336,3 +336,62 @@ void host_free(struct session *s, void *p, bool pinned)
 	else
 		free(p);
 }
+
+void *host_alloc_kind(struct session *s, size_t n, enum host_kind *kind)
+{
+	const char *what = "posix_memalign";
+	size_t len = (n + 4095) & ~(size_t)4095;
+	char e[160];
+	CUresult res;
+	bool pinned;
+	void *p;
+
+	if (*kind == HOST_DEFAULT) {
+		p = host_alloc(s, n, &pinned);
+		*kind = pinned ? HOST_PINNED : HOST_PAGEABLE;
+		if (p && !pinned)
+			memset(p, 0, n);
+		if (!p)
+			fail(s->o, EXIT_CANNOT, "out of memory");
+		return p;
+	}
+	if (*kind == HOST_PINNED) {
+		res = s->cu->MemAllocHost(&p, n);
+		if (res == CUDA_SUCCESS)
+			return p;
+		fail(s->o, EXIT_CANNOT, "cuMemAllocHost of %zu bytes: %s", n,
+		     tcu_error(res, e, sizeof(e)));
+		return NULL;
+	}
+	if (posix_memalign(&p, 4096, len))
+		goto failed;
+	/* Touched: every page is there before the first copy. */
+	memset(p, 0, len);
+	if (*kind == HOST_PAGEABLE)
+		return p;
+	what = "cuMemHostRegister";
+	if (!s->cu->MemHostRegister) {
+		free(p);
+		fail(s->o, EXIT_CANNOT, "--host registered: this libcuda.so.1 has no cuMemHostRegister_v2");
+		return NULL;
+	}
+	res = s->cu->MemHostRegister(p, len, 0);
+	if (res == CUDA_SUCCESS)
+		return p;
+	free(p);
+	fail(s->o, EXIT_CANNOT, "cuMemHostRegister of %zu bytes: %s", len,
+	     tcu_error(res, e, sizeof(e)));
+	return NULL;
+failed:
+	fail(s->o, EXIT_CANNOT, "%s of %zu bytes: out of memory", what, len);
+	return NULL;
+}
+
+void host_free_kind(struct session *s, void *p, enum host_kind kind)
+{
+	if (!p)
+		return;
+	if (kind == HOST_REGISTERED && s->cu->MemHostUnregister)
+		s->cu->MemHostUnregister(p);
+	host_free(s, p, kind == HOST_PINNED);
+}

@@ -113,6 +113,16 @@ int verify_both_ways(struct session *s, struct gpubuf *b, size_t off,
 void *host_alloc(struct session *s, size_t n, bool *pinned);
 void host_free(struct session *s, void *p, bool pinned);
 
+/*
+ * Host memory of a kind (copylat --host): HOST_PINNED (cuMemAllocHost),
+ * HOST_REGISTERED (page-aligned, touched, cuMemHostRegister), or
+ * HOST_PAGEABLE (page-aligned, touched); HOST_DEFAULT is pinned, or
+ * pageable where pinning fails, and *kind then says which it became.
+ * The memory, or NULL after fail() has said why.
+ */
+void *host_alloc_kind(struct session *s, size_t n, enum host_kind *kind);
+void host_free_kind(struct session *s, void *p, enum host_kind kind);
+
 /* "tool", "command", "version", "simulated", "device", "backend", ... */
 void session_json_header(struct json *j, const struct session *s,
 			 const struct gpubuf *b);

@@ -80,10 +80,13 @@ _PROTOTYPES = {
                                              c_size_t, c_int], False),
     "gdrmap_copy_path": (c_int, [HANDLE, c_int, c_size_t, POINTER(c_int)],
                          False),
+    # The path for a host buffer's kind (pageable, or pinned by CUDA).
+    "gdrmap_copy_path_host": (c_int, [HANDLE, c_int, c_void_p, c_size_t,
+                                      POINTER(c_int)], False),
 }
 
 # GDRMAP_COPY_PATH_* (gdrapi.h), by the names Mapping's path= takes.
-COPY_PATHS = {"auto": 0, "mapping": 1, "threads": 2, "dma": 3}
+COPY_PATHS = {"auto": 0, "mapping": 1, "threads": 2, "dma": 3, "staged": 4}
 COPY_PATH_NAMES = {v: k for k, v in COPY_PATHS.items()}
 
 

@@ -441,13 +441,17 @@ class Mapping:
             self._copy(True, cpu, address, n, path)
         return n
 
-    def copy_path(self, n, write=False):
+    def copy_path(self, n, write=False, host=None):
         """The path a read (write=True: a write) of n bytes takes now:
-        'mapping' (the CPU through the mapping), 'threads' (reads: several
-        CPU threads through it), 'dma' (the GPU's copy engine), or 'auto'
-        while the library is still timing that size.  With a library that
-        has no gdrmap_copy_* (GDRCopy's), 'mapping' ('dma' for a
-        copy-only pin)."""
+        'mapping' (the CPU through the mapping), 'threads' (several CPU
+        threads through it), 'dma' (the GPU's copy engine, straight from
+        and to memory CUDA has pinned), 'staged' (the copy engine through
+        pinned staging buffers: pageable memory), or 'auto' while the
+        library is still timing that size.  host: the host buffer (an
+        address, e.g. a tensor's data_ptr(), or any buffer), whose kind,
+        pageable or pinned by CUDA, the path depends on; None: pageable.
+        With a library that has no gdrmap_copy_* (GDRCopy's), 'mapping'
+        ('dma' for a copy-only pin)."""
         if type(n) is not int:
             n = _index(n, "n")
         if n < 0:
@@ -460,10 +464,19 @@ class Mapping:
             return "dma" if self.copy_only else "mapping"
         code = ctypes.c_int(-1)
         # The handle from hbox: 0 (refused) once closed by another thread.
-        err = lib.gdrmap_copy_path(self._hbox.value, 1 if write else 0, n,
-                                   byref(code))
+        if host is not None and lib.gdrmap_copy_path_host is not None:
+            if type(host) is not int:
+                with HostBuffer(host, False, "host") as (host, _):
+                    pass	# the address only: nothing is copied
+            err = lib.gdrmap_copy_path_host(
+                self._hbox.value, 1 if write else 0, host, n, byref(code))
+            function = "gdrmap_copy_path_host"
+        else:
+            err = lib.gdrmap_copy_path(self._hbox.value, 1 if write else 0,
+                                       n, byref(code))
+            function = "gdrmap_copy_path"
         if err:
-            self._failed(err, "gdrmap_copy_path")
+            self._failed(err, function)
         return _lib.COPY_PATH_NAMES.get(code.value,
                                         "unknown (%d)" % code.value)
 
@@ -527,8 +540,8 @@ _FLAGS_KEPT = 256
 def _path_code(path):
     code = _lib.COPY_PATHS.get(path) if isinstance(path, str) else None
     if code is None:
-        raise ValueError("path must be None, 'auto', 'mapping', 'threads' "
-                         "or 'dma', not %r" % (path,))
+        raise ValueError("path must be None, 'auto', 'mapping', 'threads', "
+                         "'dma' or 'staged', not %r" % (path,))
     return code
 
 

@@ -52,6 +52,8 @@ class Mock:
         self._copies = lib.gdrmap_mock_copies
         self._set_path = lib.gdrmap_mock_set_path
         self._set_path.argtypes = [c_int]
+        self._path_host = lib.gdrmap_mock_path_host
+        self._path_host.restype = ctypes.c_void_p
         self._fail = lib.gdrmap_mock_fail
         self._fail.argtypes = [c_char_p, c_int, c_char_p]
         self._live = lib.gdrmap_mock_live
@@ -81,6 +83,10 @@ class Mock:
     def set_path(self, path):
         """What gdrmap_copy_path answers (a GDRMAP_COPY_PATH_*)."""
         self._set_path(path)
+
+    def path_host(self):
+        """The host pointer gdrmap_copy_path_host was last asked about."""
+        return self._path_host() or 0
 
     def gdrmap_opens(self):
         """How many times gdrmap_open was called."""

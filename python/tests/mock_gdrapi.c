@@ -246,6 +246,14 @@ GDR_API void gdrmap_mock_set_path(int path)
 	mock_path = path;
 }
 
+/* The host pointer gdrmap_copy_path_host was last asked about. */
+static const void *mock_host;
+
+GDR_API const void *gdrmap_mock_path_host(void)
+{
+	return mock_host;
+}
+
 #ifndef MOCK_GDRCOPY
 static int via_check(int path, int to_mapping)
 {
@@ -253,7 +261,7 @@ static int via_check(int path, int to_mapping)
 
 	if (err)
 		return err;
-	if (path < GDRMAP_COPY_PATH_AUTO || path > GDRMAP_COPY_PATH_DMA) {
+	if (path < GDRMAP_COPY_PATH_AUTO || path > GDRMAP_COPY_PATH_STAGED) {
 		gdr_err("path %d is not a GDRMAP_COPY_PATH_*", path);
 		return EINVAL;
 	}
@@ -319,5 +327,14 @@ GDR_API int gdrmap_copy_path(gdr_mh_t handle, int to_mapping, size_t size,
 	}
 	*path = mock_path;
 	return 0;
+}
+
+/* gdrmap_copy_path_host: gdrmap_copy_path's answer, the host pointer
+ * kept for gdrmap_mock_path_host. */
+GDR_API int gdrmap_copy_path_host(gdr_mh_t handle, int to_mapping,
+				  const void *h_ptr, size_t size, int *path)
+{
+	mock_host = h_ptr;
+	return gdrmap_copy_path(handle, to_mapping, size, path);
 }
 #endif

@@ -7,6 +7,7 @@ become GdrmapError naming the call, with nothing copied where the
 arguments were wrong.  Over the mock library, whose gdrmap_copy_* count
 their calls (tests/mock_gdrapi.c)."""
 
+import ctypes
 import errno
 import struct
 import sys
@@ -69,7 +70,8 @@ CHECK(m.wait(FLAG, 7, timeout=1) == 7 and mock.copies()["from"] == 0,
 # path=: gdrmap_copy_*_via, with that path.
 data = pattern(HELD + 100, seed=3)
 mem.put(BASE, data)
-for name, code in (("auto", 1), ("mapping", 1), ("threads", 2), ("dma", 3)):
+for name, code in (("auto", 1), ("mapping", 1), ("threads", 2), ("dma", 3),
+                   ("staged", 4)):
     for n in (8, HELD + 100):
         CHECK(m.read(n, path=name) == data[:n], "read path=%s" % name)
         buf = bytearray(n)
@@ -102,10 +104,24 @@ CHECK(mock.copies() == {"to": 0, "from": 0, "via": 0, "path": 0} and
 
 # copy_path(): gdrmap_copy_path's answer, by name.
 for code, name in ((1, "mapping"), (2, "threads"), (3, "dma"), (0, "auto"),
-                   (9, "unknown (9)")):
+                   (4, "staged"), (9, "unknown (9)")):
     mock.set_path(code)
     CHECK(m.copy_path(1 << 20) == name and
           m.copy_path(64, write=True) == name, "copy_path %s" % name)
+# host=: gdrmap_copy_path_host, asked about that buffer's address.
+mock.set_path(4)
+host = bytearray(64)
+CHECK(m.copy_path(1 << 20, host=0x10000) == "staged" and
+      mock.path_host() == 0x10000, "copy_path host=address")
+CHECK(m.copy_path(1 << 20, write=True, host=host) == "staged" and
+      mock.path_host() == ctypes.addressof(
+          (ctypes.c_char * 64).from_buffer(host)), "copy_path host=buffer")
+m.copy_path(8, host=0x20000)
+CHECK(m.copy_path(1 << 20) == "staged" and
+      m.copy_path(8, host=None) == "staged" and
+      mock.path_host() == 0x20000,
+      "copy_path without host: gdrmap_copy_path, not _host")
+raises(TypeError, m.copy_path, 8, host="abc", match="buffer protocol")
 mock.set_path(1)
 raises(ValueError, m.copy_path, -1, match="must not be negative")
 raises(TypeError, m.copy_path, "8", match="must be an integer")

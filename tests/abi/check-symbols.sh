@@ -31,6 +31,7 @@ gdr_unpin_buffer@@GDRAPI_2.0
 gdrmap_copy_from_mapping@@GDRMAP_0.1
 gdrmap_copy_from_mapping_via@@GDRMAP_0.1
 gdrmap_copy_path@@GDRMAP_0.1
+gdrmap_copy_path_host@@GDRMAP_0.2
 gdrmap_copy_to_mapping@@GDRMAP_0.1
 gdrmap_copy_to_mapping_via@@GDRMAP_0.1
 gdrmap_last_error@@GDRMAP_0.1

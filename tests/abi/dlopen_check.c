@@ -19,7 +19,7 @@ static const char *const api[] = {
 	"gdrmap_open", "gdrmap_mem_alloc", "gdrmap_mem_free",
 	"gdrmap_copy_to_mapping", "gdrmap_copy_from_mapping",
 	"gdrmap_copy_to_mapping_via", "gdrmap_copy_from_mapping_via",
-	"gdrmap_copy_path", NULL,
+	"gdrmap_copy_path", "gdrmap_copy_path_host", NULL,
 };
 
 static const char *const internal[] = {

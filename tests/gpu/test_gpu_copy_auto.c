@@ -4,12 +4,16 @@
  * gdrmap_mem_alloc, pinned and mapped, copied both ways at sizes from one
  * byte to 6 MiB by the best-path calls (enough copies to finish measuring
  * each size and go on with the choice) and by each forced path, at odd
- * offsets, poisoned, every byte checked against cuMemcpy; the choice
- * settles; DMA on mapped memory does not wait for a kernel spinning on
+ * offsets, poisoned, every byte checked against cuMemcpy, from and to
+ * pageable host memory and host memory CUDA pinned (where the staged path
+ * must refuse, and DMA go straight); the choice settles, per kind of host
+ * buffer; DMA on mapped memory does not wait for a kernel spinning on
  * the legacy default stream; and a pin whose memory was freed is never
  * served by DMA.  On every GPU, from every kind of current context
  * (gpu.h).
  */
+#include <sched.h>
+
 #include "gpu.h"
 #include "kernels.h"
 
@@ -17,6 +21,23 @@
 
 static unsigned int seed = 2323;
 static unsigned char *data, *back, *seen;
+/* data and back: pageable (malloc) or pinned (cuMemAllocHost) now. */
+static unsigned char *pageable[2], *pinned[2];
+static int host_pinned;
+
+/* Does path refuse n bytes from and to the host buffers now? */
+static int refused(int path, size_t n)
+{
+	cpu_set_t set;
+	int one_cpu = !sched_getaffinity(0, sizeof(set), &set) &&
+		      CPU_COUNT(&set) == 1;
+
+	if (path == GDRMAP_COPY_PATH_THREADS)
+		return n < 2048 || one_cpu;
+	if (path == GDRMAP_COPY_PATH_STAGED)
+		return n < (256 << 10) || host_pinned || one_cpu;
+	return 0;
+}
 
 /* One write and one read of n bytes at off by path (AUTO: the best-path
  * calls), checked; returns nonzero on a failure. */
@@ -35,14 +56,15 @@ static int round_trip(const struct gpu_case *c, gdr_mh_t mh, char *map,
 	err = path ? gdrmap_copy_to_mapping_via(mh, map + off, data + 64, n,
 						path) :
 		     gdrmap_copy_to_mapping(mh, map + off, data + 64, n);
-	if (path == GDRMAP_COPY_PATH_THREADS) {
-		CHECK(err == EOPNOTSUPP, "threads refuse writes (%d)", err);
+	if (refused(path, n)) {
+		CHECK(err == EOPNOTSUPP, "path %d refuses a write of %zu (%d)",
+		      path, n, err);
 	} else {
 		CHECK(err == 0, "write %zu at +%zu by path %d: %d (%s)", n,
 		      off, path, err, gdrmap_last_error());
 	}
 	CU_ON(c->dev, cu.MemcpyDtoH(seen, base + off - 64, n + 128));
-	if (path != GDRMAP_COPY_PATH_THREADS) {
+	if (!refused(path, n)) {
 		bad = first_diff(seen, data, n + 128);
 		CHECK(bad < 0, "write %zu at +%zu by path %d: byte %ld of %zu wrong (poison at 0-63 and after %zu)",
 		      n, off, path, bad, n + 128, n + 64);
@@ -56,8 +78,9 @@ static int round_trip(const struct gpu_case *c, gdr_mh_t mh, char *map,
 	err = path ? gdrmap_copy_from_mapping_via(mh, back + 64, map + off, n,
 						  path) :
 		     gdrmap_copy_from_mapping(mh, back + 64, map + off, n);
-	if (path == GDRMAP_COPY_PATH_THREADS && n < 2048) {
-		CHECK(err == EOPNOTSUPP, "threads refuse a read of %zu", n);
+	if (refused(path, n)) {
+		CHECK(err == EOPNOTSUPP, "path %d refuses a read of %zu (%d)",
+		      path, n, err);
 		return 0;
 	}
 	CHECK(err == 0, "read %zu at +%zu by path %d: %d (%s)", n, off, path,
@@ -83,17 +106,20 @@ static void every_size(const struct gpu_case *c, gdr_mh_t mh, char *map,
 		off = 64 + (i * 4099) % 4096;
 		for (k = 0, bad = 0; k < 48 && !bad; k++)
 			bad = round_trip(c, mh, map, base, off, sizes[i], 0);
-		for (path = 1; path <= 3; path++)
+		for (path = 1; path <= GDRMAP_COPY_PATH_STAGED; path++)
 			round_trip(c, mh, map, base, off, sizes[i], path);
-		LIB(gdrmap_copy_path(mh, 0, sizes[i], &got[0]), 0);
-		LIB(gdrmap_copy_path(mh, 1, sizes[i], &got[1]), 0);
-		CHECK(got[0] >= 1 && got[0] <= 3 && got[1] >= 1 && got[1] <= 3 &&
-		      got[1] != GDRMAP_COPY_PATH_THREADS,
-		      "%zu bytes: settled on read %d, write %d", sizes[i],
-		      got[0], got[1]);
+		LIB(gdrmap_copy_path_host(mh, 0, back, sizes[i], &got[0]), 0);
+		LIB(gdrmap_copy_path_host(mh, 1, data, sizes[i], &got[1]), 0);
+		CHECK(got[0] >= 1 && got[0] <= GDRMAP_COPY_PATH_STAGED &&
+		      got[1] >= 1 && got[1] <= GDRMAP_COPY_PATH_STAGED &&
+		      !refused(got[0], sizes[i]) && !refused(got[1], sizes[i]),
+		      "%zu bytes, %s host memory: settled on read %d, write %d",
+		      sizes[i], host_pinned ? "pinned" : "pageable", got[0],
+		      got[1]);
 		if (c->dev == 0 && c->start == START_PRIMARY)
-			fprintf(stderr, "GPU 0, %zu bytes: read by %d, write by %d\n",
-				sizes[i], got[0], got[1]);
+			fprintf(stderr, "GPU 0, %zu bytes, %s host memory: read by %d, write by %d\n",
+				sizes[i], host_pinned ? "pinned" : "pageable",
+				got[0], got[1]);
 	}
 }
 
@@ -180,7 +206,15 @@ static void one_case(const struct gpu_case *c)
 	LIB(gdr_get_info(c->g, mh, &info), 0);
 	if (va) {
 		map = va + (base - info.va);
-		every_size(c, mh, map, base);
+		for (host_pinned = 0; host_pinned < 2; host_pinned++) {
+			data = host_pinned ? pinned[0] : pageable[0];
+			back = host_pinned ? pinned[1] : pageable[1];
+			if (data && back)
+				every_size(c, mh, map, base);
+		}
+		host_pinned = 0;
+		data = pageable[0];
+		back = pageable[1];
 		if (gpu_has_kernels())
 			spinning_kernel(c, mh, map, base);
 		LIB(gdr_unmap(c->g, mh, va, AREA), 0);
@@ -190,12 +224,25 @@ static void one_case(const struct gpu_case *c)
 	freed(c);
 }
 
+/* The pinned host buffers, in gpu_run's first case (CUDA is loaded). */
+static void first_case(const struct gpu_case *c)
+{
+	void *p;
+	int i;
+
+	for (i = 0; i < 2 && !pinned[1]; i++) {
+		CU_ON(c->dev, cu.MemAllocHost(&p, AREA + 256));
+		pinned[i] = p;
+	}
+	one_case(c);
+}
+
 int main(void)
 {
-	data = malloc(AREA + 256);
-	back = malloc(AREA + 256);
+	pageable[0] = data = malloc(AREA + 256);
+	pageable[1] = back = malloc(AREA + 256);
 	seen = malloc(AREA + 256);
 	if (!data || !back || !seen)
 		return 1;
-	return gpu_run(one_case);
+	return gpu_run(first_case);
 }

@@ -402,6 +402,68 @@ CUresult fake_PointerGetAttribute(void *data, CUpointer_attribute a,
 	return res;
 }
 
+#define FAKE_HOSTS 8
+static struct {
+	uintptr_t start;
+	size_t size;
+} fake_hosts[FAKE_HOSTS];
+atomic_int fake_host_queries;
+
+int fake_host_register(void *p, size_t n)
+{
+	int i, ret = -1;
+
+	pthread_mutex_lock(&fake_lock);
+	for (i = 0; i < FAKE_HOSTS && ret; i++)
+		if (!fake_hosts[i].size) {
+			fake_hosts[i].start = (uintptr_t)p;
+			fake_hosts[i].size = n;
+			ret = 0;
+		}
+	pthread_mutex_unlock(&fake_lock);
+	return ret;
+}
+
+void fake_host_unregister(void *p)
+{
+	int i;
+
+	pthread_mutex_lock(&fake_lock);
+	for (i = 0; i < FAKE_HOSTS; i++)
+		if (fake_hosts[i].size && fake_hosts[i].start == (uintptr_t)p)
+			fake_hosts[i].size = 0;
+	pthread_mutex_unlock(&fake_lock);
+}
+
+/* What CUDA says of pinned host memory at p, if p is some; fake_lock
+ * held.  1 if it answered. */
+static int fake_host_attr(uintptr_t p, CUpointer_attribute a, void *data)
+{
+	int i;
+
+	for (i = 0; i < FAKE_HOSTS; i++) {
+		uintptr_t s = fake_hosts[i].start;
+
+		if (!fake_hosts[i].size || p < s ||
+		    p - s >= fake_hosts[i].size)
+			continue;
+		switch (a) {
+		case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+			*(unsigned int *)data = CU_MEMORYTYPE_HOST;
+			return 1;
+		case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+			*(CUdeviceptr *)data = s;
+			return 1;
+		case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+			*(size_t *)data = fake_hosts[i].size;
+			return 1;
+		default:
+			return 0;
+		}
+	}
+	return 0;
+}
+
 /* Any address, any context: what is not known gets the empty value. */
 CUresult fake_PointerGetAttributes(unsigned int n,
 				   CUpointer_attribute *attrs,
@@ -413,8 +475,11 @@ CUresult fake_PointerGetAttributes(unsigned int n,
 
 	pthread_mutex_lock(&fake_lock);
 	va = fake_va_of(p);
+	if (!va)
+		atomic_fetch_add(&fake_host_queries, 1);
 	for (i = 0; i < n && res == CUDA_SUCCESS; i++)
-		if (fake_attr(va, attrs[i], data[i]))
+		if ((va || !fake_host_attr(p, attrs[i], data[i])) &&
+		    fake_attr(va, attrs[i], data[i]))
 			res = CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_unlock(&fake_lock);
 	return res;
@@ -934,11 +999,16 @@ CUresult fake_MemHostAlloc(void **p, size_t size, unsigned int flags)
 	if (!fake_ctx())
 		return CUDA_ERROR_INVALID_CONTEXT;
 	*p = malloc(size);
+	if (*p && fake_host_register(*p, size)) {
+		free(*p);
+		*p = NULL;
+	}
 	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 CUresult fake_MemFreeHost(void *p)
 {
+	fake_host_unregister(p);
 	free(p);
 	return CUDA_SUCCESS;
 }

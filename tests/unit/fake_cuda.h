@@ -107,6 +107,15 @@ extern struct fake_mem fake_mems[FAKE_MAX];
 extern atomic_int fake_dma_copies;
 extern atomic_int fake_blocking_copies;
 extern CUresult fake_dma_fail;
+/* cuPointerGetAttributes calls made for addresses that are no GPU
+ * memory's (the host buffer kind's cost). */
+extern atomic_int fake_host_queries;
+
+/* Host memory CUDA knows as pinned: cuMemHostAlloc's, and what a test
+ * registers as cuMemHostRegister would (one range each, a few at most).
+ * 0, or -1 when the table is full. */
+int fake_host_register(void *p, size_t n);
+void fake_host_unregister(void *p);
 
 /* Not in the library's table: the application's release of a primary
  * context. */

@@ -44,6 +44,16 @@ static void poison_gpu(CUdeviceptr base)
 	CHECK(fake_gpu_rw(base, gpu, AREA, 1) == 0, "poison the GPU side");
 }
 
+/* Does path refuse n bytes from and to malloc memory (pageable)? */
+static int refused(int path, size_t n)
+{
+	if (path == GDRMAP_COPY_PATH_THREADS)
+		return n < 2048 || !gdr_threads_helpers();
+	if (path == GDRMAP_COPY_PATH_STAGED)
+		return n < (256 << 10) || !gdr_threads_helpers();
+	return 0;
+}
+
 /* One write and one read of n bytes at off through path (AUTO: the
  * best-path calls), checked byte by byte; returns nonzero on a wrong
  * byte. */
@@ -56,9 +66,9 @@ static int round_trip(gdr_mh_t mh, char *map, CUdeviceptr base, size_t off,
 	pattern(data, n, seed);
 	err = path ? gdrmap_copy_to_mapping_via(mh, map + off, data, n, path) :
 		     gdrmap_copy_to_mapping(mh, map + off, data, n);
-	if (path == GDRMAP_COPY_PATH_THREADS) {
-		CHECK(err == EOPNOTSUPP, "threads refuse a write of %zu (%d)",
-		      n, err);
+	if (refused(path, n)) {
+		CHECK(err == EOPNOTSUPP, "path %d refuses a write of %zu (%d)",
+		      path, n, err);
 		CHECK(gpu_is(base, off, data, 0) == 0,
 		      "a refused write changed nothing");
 	} else {
@@ -76,10 +86,9 @@ static int round_trip(gdr_mh_t mh, char *map, CUdeviceptr base, size_t off,
 	err = path ? gdrmap_copy_from_mapping_via(mh, back + SLACK, map + off,
 						  n, path) :
 		     gdrmap_copy_from_mapping(mh, back + SLACK, map + off, n);
-	if (path == GDRMAP_COPY_PATH_THREADS &&
-	    (n < 2048 || !gdr_threads_helpers())) {
-		CHECK(err == EOPNOTSUPP, "threads refuse a read of %zu (%d)",
-		      n, err);
+	if (refused(path, n)) {
+		CHECK(err == EOPNOTSUPP, "path %d refuses a read of %zu (%d)",
+		      path, n, err);
 		return 0;
 	}
 	CHECK(err == 0, "read %zu at %zu by path %d: %d", n, off, path, err);
@@ -110,14 +119,14 @@ static void every_size(gdr_mh_t mh, char *map, CUdeviceptr base,
 			if (round_trip(mh, map, base, off, sizes[i], 0,
 				       (unsigned int)(i * 100 + k)))
 				break;
-		for (path = 1; path <= 3; path++)
+		for (path = 1; path <= GDRMAP_COPY_PATH_STAGED; path++)
 			round_trip(mh, map, base, off, sizes[i], path,
 				   (unsigned int)(i * 100 + 50 + path));
 		for (k = 0; k < 2; k++) {
 			CHECK_RET(gdrmap_copy_path(mh, k, sizes[i], &got), 0);
 			settled &= got >= GDRMAP_COPY_PATH_MAPPING &&
-				   got <= GDRMAP_COPY_PATH_DMA &&
-				   (k == 0 || got != GDRMAP_COPY_PATH_THREADS);
+				   got <= GDRMAP_COPY_PATH_STAGED &&
+				   !refused(got, sizes[i]);
 		}
 	}
 	CHECK(settled, "%s: every size has a path once measured", what);
@@ -281,7 +290,7 @@ static void bad_input(gdr_mh_t mh, char *map)
 	CHECK_RET(gdrmap_copy_from_mapping(mh, NULL, map, 8), EINVAL);
 	CHECK_RET(gdrmap_copy_from_mapping(mh, back, map - 1, 8), EINVAL);
 	CHECK_RET(gdrmap_copy_to_mapping(mh, map + AREA - 4, data, 8), EINVAL);
-	CHECK_RET(gdrmap_copy_to_mapping_via(mh, map, data, 8, 4), EINVAL);
+	CHECK_RET(gdrmap_copy_to_mapping_via(mh, map, data, 8, 5), EINVAL);
 	CHECK_RET(gdrmap_copy_to_mapping_via(mh, map, data, 8, -1), EINVAL);
 	CHECK(strstr(gdrmap_last_error(), "GDRMAP_COPY_PATH_") != NULL,
 	      "a bad path is named: %s", gdrmap_last_error());

@@ -4,7 +4,8 @@
  * measuring copy replaced by a model of an H200 (a read through the
  * mapping ~1 µs a line-fill round trip plus ~1 GB/s, threads four times
  * that after a wake-up, DMA ~6 µs plus ~40 GB/s; a write through the
- * mapping ~0.1 µs plus ~20 GB/s): each size class ends on the path the
+ * mapping ~0.1 µs plus ~20 GB/s; threaded writes and the staged path
+ * never the best): each size class ends on the path the
  * model makes fastest; the small sizes stop being timed once a class
  * showed that the mapping wins them by far; the large ones go straight
  * to DMA; a hopeless path is dropped after two timed copies; and two
@@ -22,7 +23,8 @@ extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
 
 int gdr_threads_helpers(void);
 
-static int timed[4], timed_16k[4];
+static int timed[GDRMAP_COPY_PATH_STAGED + 1];
+static int timed_16k[GDRMAP_COPY_PATH_STAGED + 1];
 static size_t mapping_64m_timed;
 
 static uint64_t model(int path, size_t n, int to_gpu)
@@ -31,7 +33,9 @@ static uint64_t model(int path, size_t n, int to_gpu)
 	case GDRMAP_COPY_PATH_MAPPING:
 		return to_gpu ? 100 + n / 20 : 1000 + n;
 	case GDRMAP_COPY_PATH_THREADS:
-		return 1500 + n / 4;
+		return to_gpu ? 3000 + n / 20 : 1500 + n / 4;
+	case GDRMAP_COPY_PATH_STAGED:
+		return 20000 + n / 10;
 	default:
 		return 6000 + n / 40;
 	}
@@ -48,20 +52,31 @@ static uint64_t cost(int path, size_t n, int to_gpu, uint64_t measured)
 	return model(path, n, to_gpu);
 }
 
-/* The path the model makes fastest for n (threads only read). */
+/* The path the model makes fastest for n, of those that can serve it. */
 static int best(size_t n, int to_gpu)
 {
 	int p, b = GDRMAP_COPY_PATH_MAPPING;
 
-	for (p = 2; p <= 3; p++)
+	for (p = 2; p <= GDRMAP_COPY_PATH_STAGED; p++)
 		if ((p != GDRMAP_COPY_PATH_THREADS ||
-		     (!to_gpu && n >= 2048 && gdr_threads_helpers() > 0)) &&
+		     (n >= 2048 && gdr_threads_helpers() > 0)) &&
+		    (p != GDRMAP_COPY_PATH_STAGED ||
+		     (n >= (256 << 10) && gdr_threads_helpers() > 0)) &&
 		    model(p, n, to_gpu) < model(b, n, to_gpu))
 			b = p;
 	return b;
 }
 
 static unsigned char *host;
+
+static int all_timed(void)
+{
+	int p, sum = 0;
+
+	for (p = 1; p <= GDRMAP_COPY_PATH_STAGED; p++)
+		sum += timed[p];
+	return sum;
+}
 
 static void copies(gdr_mh_t mh, char *map, size_t n, int to_gpu, int times)
 {
@@ -98,12 +113,12 @@ static void choices(gdr_mh_t mh, char *map)
 	      timed_16k[1], timed_16k[2], timed_16k[3]);
 	/* 8 bytes then 1 KiB: the mapping won by far, so everything below
 	 * 2 KiB is now a mapping copy with no clock read. */
-	before = timed[1] + timed[2] + timed[3];
+	before = all_timed();
 	copies(mh, map, 100, 0, 10);
 	copies(mh, map, 300, 1, 10);
-	CHECK(timed[1] + timed[2] + timed[3] == before,
+	CHECK(all_timed() == before,
 	      "small copies below a decided class are not timed (%d)",
-	      timed[1] + timed[2] + timed[3] - before);
+	      all_timed() - before);
 	CHECK_RET(gdrmap_copy_path(mh, 0, 100, &got), 0);
 	CHECK(got == GDRMAP_COPY_PATH_MAPPING, "100 B read: mapping (%d)", got);
 	{
@@ -118,11 +133,11 @@ static void choices(gdr_mh_t mh, char *map)
 		      r ? atomic_load(&r->small_below[1]) : 0);
 	}
 	/* 1 MiB went to DMA by far: 2 MiB is DMA without measuring. */
-	before = timed[1] + timed[2] + timed[3];
+	before = all_timed();
 	copies(mh, map, 2 << 20, 0, 3);
-	CHECK(timed[1] + timed[2] + timed[3] == before,
+	CHECK(all_timed() == before,
 	      "sizes above a class DMA won by far are not measured (%d)",
-	      timed[1] + timed[2] + timed[3] - before);
+	      all_timed() - before);
 	CHECK_RET(gdrmap_copy_path(mh, 0, 3 << 20, &got), 0);
 	CHECK(got == GDRMAP_COPY_PATH_DMA, "3 MiB read: dma (%d)", got);
 	CHECK(mapping_64m_timed == 0,

@@ -85,7 +85,7 @@ int main(void)
 	threads = gdr_threads_helpers() > 0 ? GDRMAP_COPY_PATH_THREADS :
 					      GDRMAP_COPY_PATH_MAPPING;
 	one_device(g, 0, "dma", GDRMAP_COPY_PATH_DMA, GDRMAP_COPY_PATH_DMA);
-	one_device(g, 1, "threads", threads, GDRMAP_COPY_PATH_MAPPING);
+	one_device(g, 1, "threads", threads, threads);
 	/* Not a path: said, and the paths are measured. */
 	one_device(g, 2, "fastest", -1, -1);
 	CHECK_RET(gdr_close(g), 0);

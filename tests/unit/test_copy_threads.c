@@ -73,8 +73,8 @@ int main(void)
 			atomic_store(&misaligned, 0);
 			memset(dst, 0x5a, sizes[i] + 128);
 			range_start = (const char *)src + off;
-			CHECK_RET(gdr_threads_read(checked_read, dst + 64,
-						   src + off, sizes[i]), 0);
+			CHECK_RET(gdr_threads_copy(checked_read, dst + 64,
+						   src + off, sizes[i], 0), 0);
 			CHECK(!memcmp(dst + 64, src + off, sizes[i]),
 			      "%zu at +%zu: the bytes", sizes[i], off);
 			for (k = 0; k < 64; k++)
@@ -97,12 +97,12 @@ int main(void)
 		if (k == 1000)
 			usleep(300000);
 		memset(dst, 0, 8192);
-		if (gdr_threads_read(traced_read, dst, src + (k % 64), 8192) ||
+		if (gdr_threads_copy(traced_read, dst, src + (k % 64), 8192, 0) ||
 		    memcmp(dst, src + (k % 64), 8192))
 			many++;
 	}
 	CHECK(many == 0, "%d of 2000 reads in a row wrong", many);
-	CHECK_RET(gdr_threads_read(traced_read, dst, src, 100), 0);
+	CHECK_RET(gdr_threads_copy(traced_read, dst, src, 100, 0), 0);
 	CHECK(!memcmp(dst, src, 100), "a read too small to split");
 	free(src);
 	free(dst);

@@ -57,10 +57,13 @@ for c in $cmds; do
 done
 "$GDRMAP" copylat --help >"$OUT/copylat-help.out"
 expect "copylat --help lists --paths and its paths" sh -c \
-	"grep -A2 -- '--paths' '$OUT/copylat-help.out' | grep -q 'mapping, threads, dma'"
+	"grep -A2 -- '--paths' '$OUT/copylat-help.out' | grep -q 'mapping, threads, dma, staged'"
+expect "copylat --help lists --host and its kinds" sh -c \
+	"grep -A4 -- '--host KIND' '$OUT/copylat-help.out' | tr '\n' ' ' | grep -q 'pinned.*registered.*pageable'"
 for c in doctor copybw apiperf pplat; do
 	"$GDRMAP" $c --help >"$OUT/other-help.out"
 	expect "$c --help has no --paths" sh -c "! grep -q -- '--paths' '$OUT/other-help.out'"
+	expect "$c --help has no --host" sh -c "! grep -q -- '--host' '$OUT/other-help.out'"
 done
 "$GDRMAP" copybw --help >"$OUT/copybw-help.out"
 expect "copybw's --cpus help is about its threads, not latency" sh -c \
@@ -155,6 +158,10 @@ doctor --paths
 copylat --paths=yes
 copylat --paths=
 copylat --cold=1
+copylat --host
+copylat --host malloc
+copylat --host Pinned
+copybw --host pinned
 apiperf -n 0
 apiperf -n 10000001
 copylat -w 99999999
@@ -196,6 +203,7 @@ K, M or G|copylat -m 1Q
 vmm, cumemalloc or auto|pplat -a nosuch
 default, wc, cache or device|copybw -M purple
 auto, gpu or cpu|pplat --responder alien
+pinned, registered or pageable|copylat --host default
 no empty item|pplat --mode mapping,,htod
 0-3,8|copylat -C x-y
 --size 1048576|copylat -m 2M -s 1M
@@ -226,6 +234,9 @@ copylat -d 0 -s 4K -m 1 -o 3 -w 5 -r 5 --cold -a cumemalloc -M wc -C all
 copylat --size=64K --min-size=1K --offset=0x10 --write-iters=3 --read-iters=3
 copylat --paths -m 8 -s 64K -w 3 -r 3
 copylat --paths --cold --json -s 4K
+copylat --paths --host pageable -m 8 -s 64K -w 3 -r 3
+copylat --host registered --json -s 4K
+copylat --host pinned -s 4K -w 3 -r 3
 copybw -s 1M -c 512K -o 64 -w 2 -r 2 -t 2 -M default -a vmm
 apiperf -s 64K -o 100 -n 5 -M cache
 pplat -n 10 --mode mapping,hostflag --responder cpu -M device

@@ -95,12 +95,15 @@ static void row(struct row *w, size_t size, int chosen_w, int chosen_r,
 
 /*
  * Four sizes: writes go mapping -> dma at 4K, reads mapping -> threads
- * at 1K; threads cannot write (n/a); at 4K reads gdrmap_copy_* is 1.5x
- * the fastest path; 1M moved wrong data.  No ratio sits on a limit:
- * 3270 / 3000 is 1.09, not 1.1.
+ * at 1K; threads cannot write (n/a), staged serves writes of 4K only; at
+ * 4K reads gdrmap_copy_* is 1.5x the fastest path; 1M moved wrong data.
+ * The fastest other way: the mapping at 8, cuMemcpy*Async at 1K reads
+ * (2100 / 1800 = 1.17x) and at 4K (3270 / 2500 = 1.31x, 9000 / 2800 =
+ * 3.21x).  No ratio sits on a limit: 3270 / 3000 is 1.09, not 1.1.
  *   methods: TO_MAP HTOD FROM_MAP DTOH TO_AUTO FROM_AUTO
- *            TO_VIA_MAP TO_VIA_THREADS TO_VIA_DMA
- *            FROM_VIA_MAP FROM_VIA_THREADS FROM_VIA_DMA
+ *            TO_VIA_MAP TO_VIA_THREADS TO_VIA_DMA TO_VIA_STAGED
+ *            FROM_VIA_MAP FROM_VIA_THREADS FROM_VIA_DMA FROM_VIA_STAGED
+ *            HTOD_ASYNC DTOH_ASYNC
  */
 static struct row rows[4];
 static struct na_note notes[NMETHODS];
@@ -108,13 +111,14 @@ static struct na_note notes[NMETHODS];
 static void make_rows(void)
 {
 	static const double r8[NMETHODS] = {
-		100, 2000, 200, 2000, 105, 210, 100, -1, 5000, 200, 900, 5000 };
+		100, 2000, 200, 2000, 105, 210, 100, -1, 5000, -1, 200, 900,
+		5000, -1, 1800, 1800 };
 	static const double r1k[NMETHODS] = {
-		200, 2000, 4000, 2000, 200, 2100, 200, -1, 5000, 4000, 2000,
-		6000 };
+		200, 2000, 4000, 2000, 200, 2100, 200, -1, 5000, -1, 4000,
+		2000, 6000, -1, 1900, 1800 };
 	static const double r4k[NMETHODS] = {
-		8000, 3000, 16000, 3000, 3270, 9000, 8000, -1, 3000, 16000,
-		6000, 7000 };
+		8000, 3000, 16000, 3000, 3270, 9000, 8000, -1, 3000, 4000,
+		16000, 6000, 7000, -1, 2500, 2800 };
 
 	row(&rows[0], 8, MAP, MAP, r8);
 	row(&rows[1], 1024, MAP, THR, r1k);
@@ -184,8 +188,9 @@ static void test_text(void)
 	CHECK(strstr(t, "writes: gdrmap_copy_to_mapping") &&
 	      strstr(t, "reads: gdrmap_copy_from_mapping"), "a table per way");
 	CHECK(strstr(t, "     size   gdr_copy   cuMemcpy  gdrmap_copy  path "
-			"        mapping    threads        dma   /fastest  "
-			"/gdr_copy\n"), "the columns, in order:\n%s", t);
+			"        mapping    threads        dma     staged  "
+			"    async   /fastest     /other  /gdr_copy\n"),
+	      "the columns, in order:\n%s", t);
 	line_of(t, "writes:", "8", l, sizeof(l));
 	CHECK(strstr(l, "100 ns") && strstr(l, "105 ns") &&
 	      strstr(l, "mapping") && strstr(l, "n/a") &&
@@ -193,9 +198,13 @@ static void test_text(void)
 	      "write row of 8: '%s'", l);
 	line_of(t, "reads:", "4096", l, sizeof(l));
 	CHECK(strstr(l, "threads") && strstr(l, "6000 ns") &&
-	      strstr(l, "1.50x") && strstr(l, "0.56x"),
-	      "read row of 4K: 9000 / 6000 = 1.50x, 9000 / 16000 = 0.56x: '%s'",
-	      l);
+	      strstr(l, "1.50x") && strstr(l, "0.56x") && strstr(l, "3.21x") &&
+	      strstr(l, "2800 ns"),
+	      "read row of 4K: 9000 / 6000 = 1.50x, 9000 / 16000 = 0.56x, "
+	      "9000 / 2800 = 3.21x: '%s'", l);
+	line_of(t, "writes:", "4096", l, sizeof(l));
+	CHECK(strstr(l, "4000 ns") && strstr(l, "1.09x") && strstr(l, "1.31x"),
+	      "write row of 4K: staged 4000, 1.09x, 1.31x: '%s'", l);
 	line_of(t, "reads:", "1048576", l, sizeof(l));
 	CHECK(strstr(l, "WRONG DATA: wrong data: made up"), "wrong row: '%s'", l);
 	CHECK(strstr(t, "path gdrmap_copy_* took: write: mapping 8-1K, dma 4K;"
@@ -207,6 +216,10 @@ static void test_text(void)
 	CHECK(strstr(t, "within 1.1x of the fastest path's: write 3 of 3 sizes "
 			"(worst 1.09x at 4K); read 2 of 3 sizes (worst 1.50x "
 			"at 4K)"), "goal line:\n%s", t);
+	CHECK(strstr(t, "within 1.1x of the fastest other way's: write 2 of 3 "
+			"sizes (worst 1.31x at 4K, against cuMemcpyHtoDAsync); "
+			"read 1 of 3 sizes (worst 3.21x at 4K, against "
+			"cuMemcpyDtoHAsync)"), "other-way goal line:\n%s", t);
 	CHECK(strstr(t, "small copies (<= 1K), gdrmap_copy_* p50 over "
 			"gdr_copy_*'s: write worst 1.05x at 8; read worst "
 			"1.05x at 8"), "small copies:\n%s", t);
@@ -218,7 +231,8 @@ static void test_text(void)
 	run.paths = false;
 	t = report(&run, false);
 	CHECK(!strstr(t, "mapping    threads") && !strstr(t, "/fastest") &&
-	      !strstr(t, "fastest forced") && !strstr(t, "within 1.1x"),
+	      !strstr(t, "fastest forced") && !strstr(t, "within 1.1x") &&
+	      !strstr(t, "async"),
 	      "without --paths no forced path:\n%s", t);
 	CHECK(strstr(t, "gdrmap_copy  path") && strstr(t, "/gdr_copy"),
 	      "without --paths gdrmap_copy_* still:\n%s", t);
@@ -265,6 +279,13 @@ static void test_json_report(void)
 		{ ".results[0].write.fastest_path", "mapping" },
 		{ ".results[0].write.over_fastest", "1.05" },
 		{ ".results[0].write.over_gdr_copy", "1.05" },
+		{ ".results[0].write.over_cuMemcpy", "0.0525" },
+		{ ".results[0].write.paths.staged", "null" },
+		{ ".results[0].write.fastest_other", "mapping" },
+		{ ".results[0].cuMemcpyHtoDAsync.p50", "1800" },
+		{ ".results[1].read.fastest_other", "cuMemcpyDtoHAsync" },
+		{ ".results[2].write.paths.staged.p50", "4000" },
+		{ ".results[2].write.fastest_other", "cuMemcpyHtoDAsync" },
 		{ ".results[2].read.path", "threads" },
 		{ ".results[2].read.over_fastest", "1.5" },
 		{ ".results[2].write.path", "dma" },
@@ -283,6 +304,12 @@ static void test_json_report(void)
 		{ ".goal.read.within", "2" },
 		{ ".goal.read.worst_ratio", "1.5" },
 		{ ".goal.read.worst_size", "4096" },
+		{ ".goal_other.ratio", "1.1" },
+		{ ".goal_other.write.within", "2" },
+		{ ".goal_other.write.against", "cuMemcpyHtoDAsync" },
+		{ ".goal_other.read.within", "1" },
+		{ ".goal_other.read.worst_size", "4096" },
+		{ ".goal_other.read.against", "cuMemcpyDtoHAsync" },
 		{ ".small_copies.max_size", "1024" },
 		{ ".small_copies.write.worst_size", "8" },
 		{ ".not_available#", "1" },
@@ -329,6 +356,8 @@ static void test_json_report(void)
 	text = report(&run, true);
 	CHECK(strstr(text, "\"paths\": false") &&
 	      strstr(text, "\"goal\": null") &&
+	      strstr(text, "\"goal_other\": null") &&
+	      !strstr(text, "Async") &&
 	      strstr(text, "\"fastest_crossovers\": null") &&
 	      !strstr(text, "\"over_fastest\""), "without --paths:\n%s", text);
 	free(text);

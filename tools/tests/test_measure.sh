@@ -97,31 +97,54 @@ for i in 0 7 13; do
 	row=".results[$i]"
 	stats "$f" "$row.gdrmap_copy_to_mapping"
 	stats "$f" "$row.gdrmap_copy_from_mapping"
+	stats_or_na "$f" "$row.cuMemcpyHtoDAsync"
+	stats_or_na "$f" "$row.cuMemcpyDtoHAsync"
 	for d in write read; do
-		expect "$row.$d.path" jq_in "$f" "$row.$d.path" mapping threads dma
-		expect "$row.$d.fastest_path" jq_in "$f" "$row.$d.fastest_path" mapping threads dma
+		expect "$row.$d.path" jq_in "$f" "$row.$d.path" mapping threads dma staged
+		expect "$row.$d.fastest_path" jq_in "$f" "$row.$d.fastest_path" mapping threads dma staged
 		expect "$row.$d.over_fastest" jq_num "$f" "$row.$d.over_fastest"
+		expect "$row.$d.over_fastest_other" jq_num "$f" "$row.$d.over_fastest_other"
+		expect "$row.$d.fastest_other" jq_has "$f" "$row.$d.fastest_other"
 		expect "$row.$d.over_gdr_copy" jq_num "$f" "$row.$d.over_gdr_copy"
+		expect "$row.$d.over_cuMemcpy" jq_num "$f" "$row.$d.over_cuMemcpy"
 		stats "$f" "$row.$d.paths.mapping"
 		stats_or_na "$f" "$row.$d.paths.threads"
 		stats_or_na "$f" "$row.$d.paths.dma"
+		# Pinned memory, and below 256 KiB: no staged path.
+		expect "$row: no staged $d" jq_is "$f" "$row.$d.paths.staged" null
 	done
-	expect "$row: threads cannot write" jq_is "$f" "$row.write.paths.threads" null
 done
+expect "copylat --paths: host memory pinned" jq_is "$f" .host_memory pinned
 expect "copylat --paths: crossovers" jq_has "$f" .crossovers.write .crossovers.read \
 	.fastest_crossovers.write .fastest_crossovers.read
 expect "copylat --paths: the goal" jq_is "$f" .goal.ratio 1.1
 expect "copylat --paths: sizes against the goal" jq_is "$f" .goal.read.sizes 14
+expect "copylat --paths: the other ways' goal" jq_is "$f" .goal_other.ratio 1.1
+expect "copylat --paths: sizes against it" jq_is "$f" .goal_other.write.sizes 14
 expect "copylat --paths: small copies" jq_is "$f" .small_copies.write.sizes 8
-expect "copylat --paths: why threads cannot write" sh -c \
-	"'$JSONQ' '$f' .not_available[0].direction .not_available[0].path .not_available[0].from_size | tr '\n' ' ' | grep -qx 'write threads 8 '"
-expect "... in the library's words" sh -c "'$JSONQ' '$f' .not_available[0].why | grep -q 'threads only read'"
+expect "copylat --paths: why staged cannot serve, from 8 B" \
+	grep -q '"path": "staged",' "$f"
+expect "... in the library's words" sh -c "'$JSONQ' '$f' .not_available[0].why | grep -q ."
 run_rc pathstxt "$GDRMAP" copylat $dev_opt --paths -m 8 -s 4K -w 5 -r 5
 expect "copylat --paths (text) exits 0 (got $rc)" [ $rc = 0 ]
 for w in "writes: gdrmap_copy_to_mapping" "reads: gdrmap_copy_from_mapping" \
-	 /fastest "fastest forced path:" "crossovers:" "within 1.1x"; do
+	 /fastest /other async staged "fastest forced path:" "crossovers:" \
+	 "within 1.1x" "of the fastest other way's" "host memory pinned"; do
 	expect "copylat --paths (text) has '$w'" grep -qF -- "$w" "$OUT/pathstxt.out"
 done
+
+# Pageable host memory: every path from and to it, checked; registered
+# memory where this CUDA registers (the simulated one may not: exit 1).
+run_rc pg "$GDRMAP" copylat $dev_opt --json --paths --host pageable -m 8 -s 512K -w 5 -r 5
+expect "copylat --host pageable exits 0 (got $rc: $(cat "$OUT/pg.err"))" [ $rc = 0 ]
+expect "copylat --host pageable: labelled" jq_is "$OUT/pg.out" .host_memory pageable
+expect "copylat --host pageable: every size verified" jq_is "$OUT/pg.out" .verified true
+stats_or_na "$OUT/pg.out" ".results[16].write.paths.staged"
+run_rc rg "$GDRMAP" copylat $dev_opt --json --host registered -s 64K -w 5 -r 5
+expect "copylat --host registered exits 0 or 1 (got $rc)" rc_in $rc 0 1
+if [ $rc = 0 ]; then
+	expect "copylat --host registered: labelled" jq_is "$OUT/rg.out" .host_memory registered
+fi
 
 run_rc cold "$GDRMAP" copylat $dev_opt --json -s 4K -w 5 -r 5 --cold
 expect "copylat --cold exits 0" [ $rc = 0 ]
