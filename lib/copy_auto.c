@@ -89,7 +89,7 @@ static int forced_path(void)
 	for (p = 0; p < NPATH; p++)
 		if (!strcmp(v, gdr_copy_path_names[p]))
 			return p;
-	gdr_err("GDRMAP_COPY_PATH=%s is not a path: use mapping, threads, dma or auto (measuring the paths instead)",
+	gdr_err("GDRMAP_COPY_PATH=%s is not a path: use mapping, threads, dma, staged or auto (measuring the paths instead)",
 		 v);
 	return 0;
 }

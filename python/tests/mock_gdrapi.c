@@ -40,6 +40,7 @@ GDR_API const char *gdrmap_mock_events(int clear);
 GDR_API void gdrmap_mock_copies(int *to, int *from, int *via, int *last_path,
 				int clear);
 GDR_API void gdrmap_mock_set_path(int path);
+GDR_API const void *gdrmap_mock_path_host(void);
 GDR_API int gdrmap_mock_gdrmap_opens(void);
 
 /* The next call of each operation fails with fail_err and fail_why. */

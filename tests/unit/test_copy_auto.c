@@ -6,7 +6,7 @@
  * is refused with nothing copied; the choice settles once measured; a
  * pin whose memory was freed is never served by DMA (which would reach
  * whatever is at the address now); copy-only pins copy by DMA only; and
- * threaded reads from several threads at once stay exact.
+ * threaded copies from several threads at once stay exact.
  */
 #include <pthread.h>
 #include <stdlib.h>
