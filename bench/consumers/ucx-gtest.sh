@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 32, part 2: UCX's own gtest for its gdr_copy transport and memory
+# UCX's own gtest for its gdr_copy transport and memory
 # domain (filter *gdr_copy*) against gdrmap, under each rule gdr_open has.
 #
 # Needs $UCX_GTEST_TAR (default .dev/ucx-gtest.tar.gz): UCX built on a

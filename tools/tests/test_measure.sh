@@ -170,8 +170,8 @@ for p in write.gdr_copy_to_mapping write.cuMemcpyHtoD read.gdr_copy_from_mapping
 	stats "$f" ".$p.ns"
 done
 expect "copybw: gdrmap_copy_* timed" jq_is "$f" .gdrmap_copy true
-expect "copybw write path" jq_in "$f" .write.path mapping dma
-expect "copybw read path" jq_in "$f" .read.path mapping threads dma
+expect "copybw write path" jq_in "$f" .write.path mapping threads dma staged
+expect "copybw read path" jq_in "$f" .read.path mapping threads dma staged
 
 run_rc ap "$GDRMAP" apiperf $dev_opt --json -s 64K -o 12345 -n 30
 f=$OUT/ap.out
