@@ -314,8 +314,7 @@ static int auto_copy(struct job *j)
 }
 
 /* Why path cannot serve n bytes with t (path_possible said no). */
-static const char *why_not(struct gdr_region *r, const struct gdr_tune *t,
-			   int path, size_t n)
+static const char *why_not(const struct gdr_tune *t, int path, size_t n)
 {
 	if ((path == GDRMAP_COPY_PATH_THREADS && n < GDR_THREADS_MIN) ||
 	    (path == GDRMAP_COPY_PATH_STAGED && n < GDR_STAGE_MIN))
@@ -325,7 +324,6 @@ static const char *why_not(struct gdr_region *r, const struct gdr_tune *t,
 	if ((path == GDRMAP_COPY_PATH_THREADS ||
 	     path == GDRMAP_COPY_PATH_STAGED) && !gdr_threads_helpers())
 		return "this thread may run on one CPU only, or GDRMAP_COPY_THREADS=0: no helper threads";
-	(void)r;
 	return "CUDA does not know the memory under the pin (not loaded, freed since it was pinned, or another process's)";
 }
 
@@ -383,7 +381,7 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 	if (!path_possible(j.r, t, path, n)) {
 		gdr_err("%s: the %s path cannot serve this copy of handle 0x%lx: %s",
 			caller, gdr_copy_path_names[path], handle.h,
-			why_not(j.r, t, path, n));
+			why_not(t, path, n));
 		return EOPNOTSUPP;
 	}
 	if (path == GDRMAP_COPY_PATH_DMA)

@@ -12,8 +12,7 @@
  * served by DMA.  On every GPU, from every kind of current context
  * (gpu.h).
  */
-#include <sched.h>
-
+#include "copy_paths.h"
 #include "gpu.h"
 #include "kernels.h"
 
@@ -28,15 +27,7 @@ static int host_pinned;
 /* Does path refuse n bytes from and to the host buffers now? */
 static int refused(int path, size_t n)
 {
-	cpu_set_t set;
-	int one_cpu = !sched_getaffinity(0, sizeof(set), &set) &&
-		      CPU_COUNT(&set) == 1;
-
-	if (path == GDRMAP_COPY_PATH_THREADS)
-		return n < 2048 || one_cpu;
-	if (path == GDRMAP_COPY_PATH_STAGED)
-		return n < (256 << 10) || host_pinned || one_cpu;
-	return 0;
+	return copy_path_refused(path, n, host_pinned, !copy_one_cpu());
 }
 
 /* One write and one read of n bytes at off by path (AUTO: the best-path

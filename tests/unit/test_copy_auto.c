@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "copy_paths.h"
 #include "fake_vulkan.h"
 #include "owner_pins.h"
 
@@ -47,11 +48,7 @@ static void poison_gpu(CUdeviceptr base)
 /* Does path refuse n bytes from and to malloc memory (pageable)? */
 static int refused(int path, size_t n)
 {
-	if (path == GDRMAP_COPY_PATH_THREADS)
-		return n < 2048 || !gdr_threads_helpers();
-	if (path == GDRMAP_COPY_PATH_STAGED)
-		return n < (256 << 10) || !gdr_threads_helpers();
-	return 0;
+	return copy_path_refused(path, n, 0, gdr_threads_helpers() > 0);
 }
 
 /* One write and one read of n bytes at off through path (AUTO: the

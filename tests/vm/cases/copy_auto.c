@@ -9,8 +9,7 @@
  * the simulator's CUDA (sim/libcuda), whose copies reach the same
  * memory gdrdrv maps.
  */
-#include <sched.h>
-
+#include "copy_paths.h"
 #include "gdrapi.h"
 #include "vmtest.h"
 
@@ -49,15 +48,7 @@ static void around(CUdeviceptr d, size_t off, size_t n, unsigned seed)
 /* Does path refuse n bytes from and to host (pageable memory)? */
 static int refused(int path, size_t n)
 {
-	cpu_set_t set;
-	int one_cpu = !sched_getaffinity(0, sizeof(set), &set) &&
-		      CPU_COUNT(&set) == 1;
-
-	if (path == GDRMAP_COPY_PATH_THREADS)
-		return n < 2048 || one_cpu;
-	if (path == GDRMAP_COPY_PATH_STAGED)
-		return n < 256 * 1024 || one_cpu;
-	return 0;
+	return copy_path_refused(path, n, 0, !copy_one_cpu());
 }
 
 static void round_trip(gdr_mh_t mh, char *map, CUdeviceptr d, size_t off,

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which of gdrmap_copy_*'s forced paths refuse a copy (lib/copy_auto.c,
+ * gdrapi.h): what the copy tests of every tier expect of the _via calls.
+ */
+#ifndef GDRMAP_TEST_COPY_PATHS_H
+#define GDRMAP_TEST_COPY_PATHS_H
+
+#include <sched.h>
+#include <stddef.h>
+
+#include "gdrapi.h"
+
+/* May this thread run on one CPU only (the library starts no helpers)? */
+static inline int copy_one_cpu(void)
+{
+	cpu_set_t set;
+
+	return !sched_getaffinity(0, sizeof(set), &set) &&
+	       CPU_COUNT(&set) == 1;
+}
+
+/*
+ * Does path refuse n bytes from or to host memory (host_pinned: pinned by
+ * CUDA) where the library has helper threads or not?  Threads below
+ * 2 KiB, staged below 256 KiB or for pinned memory, both without helpers.
+ */
+static inline int copy_path_refused(int path, size_t n, int host_pinned,
+				    int helpers)
+{
+	if (path == GDRMAP_COPY_PATH_THREADS)
+		return n < 2048 || !helpers;
+	if (path == GDRMAP_COPY_PATH_STAGED)
+		return n < (256 << 10) || host_pinned || !helpers;
+	return 0;
+}
+
+#endif /* GDRMAP_TEST_COPY_PATHS_H */
