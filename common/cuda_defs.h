@@ -295,6 +295,13 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n,
 CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags);
 /* cuStreamCreate: no implicit synchronisation with the NULL stream */
 #define CU_STREAM_NON_BLOCKING	0x1
+/* Events: a point in a stream's work that a thread can wait for. */
+typedef struct CUevent_st *CUevent;
+#define CU_EVENT_DISABLE_TIMING	0x2
+CUresult cuEventCreate(CUevent *event, unsigned int flags);
+CUresult cuEventDestroy_v2(CUevent event);
+CUresult cuEventRecord(CUevent event, CUstream stream);
+CUresult cuEventSynchronize(CUevent event);
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 			   unsigned int flags);
 

@@ -56,6 +56,10 @@
 	X(StreamCreate, cuStreamCreate)					\
 	X(StreamDestroy, cuStreamDestroy_v2)				\
 	X(StreamSynchronize, cuStreamSynchronize)			\
+	X(EventCreate, cuEventCreate)					\
+	X(EventDestroy, cuEventDestroy_v2)				\
+	X(EventRecord, cuEventRecord)					\
+	X(EventSynchronize, cuEventSynchronize)				\
 	X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2)			\
 	X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2)			\
 	X(MemHostAlloc, cuMemHostAlloc)					\

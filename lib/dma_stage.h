@@ -23,10 +23,18 @@
 #define GDR_STAGE_MIN		(256UL << 10)
 #define GDR_STAGE_BUFS		3
 
-/* One context's buffers, each with its own stream (made on first use). */
+/*
+ * One context's buffers, one stream for all their copies and an event per
+ * buffer marking its last copy (made on first use).  One stream, so that
+ * the copy engine moves the chunks one after the other and the first is
+ * done after its own share of the time: copies queued on separate streams
+ * may run side by side, all finishing near the end, and nothing would
+ * overlap with the CPUs' part.
+ */
 struct gdr_stage {
 	void *buf[GDR_STAGE_BUFS];
-	CUstream stream[GDR_STAGE_BUFS];
+	CUevent done[GDR_STAGE_BUFS];
+	CUstream stream;
 	int made;
 };
 

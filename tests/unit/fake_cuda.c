@@ -941,6 +941,72 @@ CUresult fake_StreamSynchronize(CUstream st)
 	return fake_stream_check(st);
 }
 
+/* Events: copies here are done when queued, so an event is only its
+ * context, used in that context alone (the sim's rule, stream.c). */
+struct CUevent_st {
+	int used;
+	CUcontext ctx;
+};
+
+#define FAKE_EVENTS 32
+static struct CUevent_st fake_events[FAKE_EVENTS];
+
+CUresult fake_EventCreate(CUevent *ev, unsigned int flags)
+{
+	CUresult res = CUDA_ERROR_OUT_OF_MEMORY;
+	int i;
+
+	if (!fake_ctx())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (flags & ~7u)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&fake_lock);
+	for (i = 0; i < FAKE_EVENTS; i++) {
+		if (fake_events[i].used)
+			continue;
+		fake_events[i] = (struct CUevent_st){ 1, fake_ctx() };
+		*ev = &fake_events[i];
+		res = CUDA_SUCCESS;
+		break;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
+
+static CUresult fake_event_check(CUevent ev)
+{
+	if (!ev || !ev->used)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!ev->ctx->alive)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	if (fake_ctx() != ev->ctx) {
+		atomic_fetch_add(&fake_wrong_ctx, 1);
+		return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult fake_EventDestroy(CUevent ev)
+{
+	CUresult res = fake_event_check(ev);
+
+	if (res == CUDA_SUCCESS)
+		ev->used = 0;
+	return res;
+}
+
+CUresult fake_EventRecord(CUevent ev, CUstream st)
+{
+	CUresult res = fake_event_check(ev);
+
+	return res == CUDA_SUCCESS ? fake_stream_check(st) : res;
+}
+
+CUresult fake_EventSynchronize(CUevent ev)
+{
+	return fake_event_check(ev);
+}
+
 /*
  * The harsher side of the driver: legacy memory is copied only in the
  * context that allocated it, and a copy stays inside one allocation.
