@@ -82,9 +82,17 @@ GDR_API int gdr_close(gdr_t g)
 		gdr_err("g is NULL: pass the gdr_t returned by gdr_open");
 		return EINVAL;
 	}
-	/* The parent's: its lock may be held for good, its state is not ours. */
-	if (gdr_opened_before_fork(g, __func__))
-		return EINVAL;
+	/*
+	 * The parent's, in a fork child: its lock may be held for good and
+	 * its pins are the parent's, so nothing is released; and the close
+	 * succeeds, as GDRCopy's does there: a child that closes what it
+	 * inherited before it execs or exits is not in error.
+	 */
+	if (g->fork_gen != atomic_load_explicit(&gdr_fork_gen,
+						memory_order_relaxed)) {
+		gdr_dbg("this gdr_t was opened by the parent process: nothing released in the child");
+		return 0;
+	}
 	pthread_mutex_lock(&g->lock);
 	while (g->regions) {
 		struct gdr_region *r = g->regions;

@@ -46,8 +46,9 @@ static int child(gdr_t g, gdr_mh_t mh, void *va)
 		  EINVAL);
 	CHECK_RET(gdr_driver_get_version(g, &major, &minor), EINVAL);
 	CHECK_RET(gdr_unpin_buffer(g, mh), EINVAL);
-	CHECK_RET(gdr_close(g), EINVAL);
-	CHECK(says_fork(), "close: \"%s\"", gdrmap_last_error());
+	/* Closing the parent's gdr_t succeeds and releases nothing (the
+	 * parent's test checks its pins after the child exits). */
+	CHECK_RET(gdr_close(g), 0);
 
 	g2 = mock_open_gdr();
 	CHECK(g2 != NULL, "opening in the child");

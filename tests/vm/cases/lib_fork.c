@@ -28,9 +28,9 @@ static int child(gdr_t g, gdr_mh_t mh, void *va)
 	CHECK_RET(gdr_get_info_v2(g, mh, &info), EINVAL);
 	CHECK_RET(gdr_unmap(g, mh, va, LEN), EINVAL);
 	CHECK_RET(gdr_unpin_buffer(g, mh), EINVAL);
-	CHECK_RET(gdr_close(g), EINVAL);
-	CHECK(strstr(gdrmap_last_error(), "fork"), "close: \"%s\"",
-	      gdrmap_last_error());
+	/* Succeeds, as GDRCopy's does, and releases nothing of the
+	 * parent's (its pins are counted after the child exits). */
+	CHECK_RET(gdr_close(g), 0);
 
 	g2 = gdr_open();
 	CHECK(g2 != NULL, "gdr_open in the child: %s", gdrmap_last_error());
