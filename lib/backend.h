@@ -94,6 +94,10 @@ struct gdr_backend {
  * gdr_pin_unmappable, which keeps the message for the calling thread.
  */
 #define GDR_PIN_UNMAPPABLE 0x10000
+
+/* Linux's internal "not supported" errno (no libc names it), which
+ * nvidia_p2p returns to gdrdrv and the driver's dma-buf mmap returns. */
+#define ENOTSUPP_KERNEL 524
 __attribute__((format(printf, 1, 2)))
 int gdr_pin_unmappable(const char *fmt, ...);
 

@@ -77,8 +77,10 @@ int session_open(struct session *s, const struct opts *o)
 	return 0;
 }
 
-void session_close(struct session *s)
+void session_close(struct session *s, struct gpubuf *b)
 {
+	if (b)
+		gpubuf_close(s, b);
 	if (s->g)
 		gdr_close(s->g);
 	s->g = NULL;

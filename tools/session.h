@@ -83,7 +83,9 @@ int fail(const struct opts *o, int code, const char *fmt, ...);
 
 /* 0, or an exit code after fail() has reported why. */
 int session_open(struct session *s, const struct opts *o);
-void session_close(struct session *s);
+/* Close b (if not NULL: zeroed, or opened by gpubuf_open), then s: every
+ * measuring subcommand's last step, whether it got that far or not. */
+void session_close(struct session *s, struct gpubuf *b);
 
 /*
  * GPU memory of the kind -a asks for (auto: gdrmap_mem_alloc, else
