@@ -9,9 +9,6 @@
 #include "session.h"
 #include "stats.h"
 
-const char *const backend_names[] = { "unknown", "gdrdrv", "dmabuf",
-				      "vulkan", "rm" };
-
 int fail(const struct opts *o, int code, const char *fmt, ...)
 {
 	char msg[1024];
@@ -61,9 +58,11 @@ int session_open(struct session *s, const struct opts *o)
 			    strerror(errno ? errno : ENODEV),
 			    gdrmap_last_error ? gdrmap_last_error() :
 			    "no gdrmap backend is usable here");
-	if (gdr_get_attribute(s->g, GDRMAP_ATTR_BACKEND, &b) || b < 1 || b > 4)
-		b = 0;
-	s->backend = backend_names[b];
+	if (gdr_get_attribute(s->g, GDRMAP_ATTR_BACKEND, &b) ||
+	    !gdr_backend_name(b))
+		s->backend = "unknown";
+	else
+		s->backend = gdr_backend_name(b);
 	/* Only now: threads CUDA and the backends start inherit the
 	 * affinity of the thread that starts them, and should not share
 	 * the measuring CPU. */

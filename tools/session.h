@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "affinity.h"
+#include "backend.h"
 #include "cudaload.h"
 #include "gdrapi.h"
 #include "json.h"
@@ -130,7 +131,5 @@ void session_json_header(struct json *j, const struct session *s,
 			 const struct gpubuf *b);
 /* The same for text, with a banner when the GPU is simulated. */
 void session_print_header(const struct session *s, const struct gpubuf *b);
-
-extern const char *const backend_names[];
 
 #endif /* GDRMAP_TOOLS_SESSION_H */
