@@ -121,7 +121,7 @@ void probe_backends(struct backend_probe *bp, struct default_open *def,
 
 #define MAX_GPUS 16
 
-/* --- the module-free checks and what can be pinned (doctor_mf.c) --- */
+/* --- the module-free checks and what can be pinned (doctor_module_free.c) --- */
 
 struct mf {
 	struct diag_report r;
