@@ -1,13 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Every libcuda.so.1 function the tree calls, one line each: the field a
- * table of function pointers calls it by, and the symbol loaded for it
- * (the versioned one where cuda.h maps the name to one: cuMemAlloc ->
- * cuMemAlloc_v2; the unversioned symbols are older ABIs).  The loaders'
- * tables (lib/cuda_api.h and cuda_syms.h, tools/cudaload.h,
- * tests/gpu/gpu.h, the benchmarks) list only the fields they want, as
- * CUDA_FN(X, field), which calls X(field, symbol) as their X-macros
- * expect; the symbol is never written twice.
+ * Every libcuda.so.1 function the tree calls: the field tables call it by,
+ * and its symbol (the versioned one where cuda.h maps the name to one).
+ * Each loader's table names the fields it wants, CUDA_FN(X, field).
  */
 #ifndef GDRMAP_CUDA_FUNCS_H
 #define GDRMAP_CUDA_FUNCS_H

@@ -196,8 +196,7 @@ static void fill_random(unsigned char *p, size_t n, unsigned int *seed)
 		p[i] = (unsigned char)(rand_r(seed) >> 5);
 }
 
-static long first_diff(const unsigned char *a, const unsigned char *b,
-		       size_t n)
+long first_diff(const unsigned char *a, const unsigned char *b, size_t n)
 {
 	size_t i;
 

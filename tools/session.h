@@ -107,6 +107,8 @@ void gpubuf_close(struct session *s, struct gpubuf *b);
  */
 int verify_both_ways(struct session *s, struct gpubuf *b, size_t off,
 		     size_t n, char *err, size_t errlen);
+/* The offset of the first byte where a and b differ, or -1. */
+long first_diff(const unsigned char *a, const unsigned char *b, size_t n);
 
 /*
  * Host memory for copies: pinned (cuMemAllocHost), as cuMemcpy is fastest
