@@ -38,15 +38,15 @@
 typedef void (*copy_fn)(void *dst, const void *src, size_t n);
 
 static struct {
-	__typeof__(&CUDA_FN_Init) Init;
-	__typeof__(&CUDA_FN_DeviceGet) DeviceGet;
-	__typeof__(&CUDA_FN_DevicePrimaryCtxRetain) DevicePrimaryCtxRetain;
-	__typeof__(&CUDA_FN_CtxSetCurrent) CtxSetCurrent;
-	__typeof__(&CUDA_FN_MemAllocHost) MemAllocHost;
-	__typeof__(&CUDA_FN_MemcpyHtoD) MemcpyHtoD;
-	__typeof__(&CUDA_FN_MemcpyDtoH) MemcpyDtoH;
-	__typeof__(&CUDA_FN_DriverGetVersion) DriverGetVersion;
-	__typeof__(&CUDA_FN_CtxSynchronize) CtxSynchronize;
+	__typeof__(&CUDA_FN_NAME(Init)) Init;
+	__typeof__(&CUDA_FN_NAME(DeviceGet)) DeviceGet;
+	__typeof__(&CUDA_FN_NAME(DevicePrimaryCtxRetain)) DevicePrimaryCtxRetain;
+	__typeof__(&CUDA_FN_NAME(CtxSetCurrent)) CtxSetCurrent;
+	__typeof__(&CUDA_FN_NAME(MemAllocHost)) MemAllocHost;
+	__typeof__(&CUDA_FN_NAME(MemcpyHtoD)) MemcpyHtoD;
+	__typeof__(&CUDA_FN_NAME(MemcpyDtoH)) MemcpyDtoH;
+	__typeof__(&CUDA_FN_NAME(DriverGetVersion)) DriverGetVersion;
+	__typeof__(&CUDA_FN_NAME(CtxSynchronize)) CtxSynchronize;
 } cu;
 
 static FILE *csv;

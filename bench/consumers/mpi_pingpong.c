@@ -40,18 +40,18 @@
 #define WARMUP		100
 
 static struct {
-	__typeof__(&CUDA_FN_Init) Init;
-	__typeof__(&CUDA_FN_DeviceGet) DeviceGet;
-	__typeof__(&CUDA_FN_DevicePrimaryCtxRetain) PrimaryCtxRetain;
-	__typeof__(&CUDA_FN_CtxSetCurrent) CtxSetCurrent;
-	__typeof__(&CUDA_FN_MemAlloc) MemAlloc;
-	__typeof__(&CUDA_FN_MemcpyHtoD) HtoD;
-	__typeof__(&CUDA_FN_MemcpyDtoH) DtoH;
-	__typeof__(&CUDA_FN_MemCreate) Create;
-	__typeof__(&CUDA_FN_MemAddressReserve) Reserve;
-	__typeof__(&CUDA_FN_MemMap) Map;
-	__typeof__(&CUDA_FN_MemSetAccess) SetAccess;
-	__typeof__(&CUDA_FN_MemGetAllocationGranularity) Granularity;
+	__typeof__(&CUDA_FN_NAME(Init)) Init;
+	__typeof__(&CUDA_FN_NAME(DeviceGet)) DeviceGet;
+	__typeof__(&CUDA_FN_NAME(DevicePrimaryCtxRetain)) PrimaryCtxRetain;
+	__typeof__(&CUDA_FN_NAME(CtxSetCurrent)) CtxSetCurrent;
+	__typeof__(&CUDA_FN_NAME(MemAlloc)) MemAlloc;
+	__typeof__(&CUDA_FN_NAME(MemcpyHtoD)) HtoD;
+	__typeof__(&CUDA_FN_NAME(MemcpyDtoH)) DtoH;
+	__typeof__(&CUDA_FN_NAME(MemCreate)) Create;
+	__typeof__(&CUDA_FN_NAME(MemAddressReserve)) Reserve;
+	__typeof__(&CUDA_FN_NAME(MemMap)) Map;
+	__typeof__(&CUDA_FN_NAME(MemSetAccess)) SetAccess;
+	__typeof__(&CUDA_FN_NAME(MemGetAllocationGranularity)) Granularity;
 } cu;
 
 static int rank;
