@@ -27,6 +27,7 @@
 
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
+#include "cuda_funcs.h"
 #include "cuda_load.h"
 #include "copy/copy.h"
 #include "gdrapi.h"
@@ -37,15 +38,15 @@
 typedef void (*copy_fn)(void *dst, const void *src, size_t n);
 
 static struct {
-	__typeof__(&cuInit) Init;
-	__typeof__(&cuDeviceGet) DeviceGet;
-	__typeof__(&cuDevicePrimaryCtxRetain) DevicePrimaryCtxRetain;
-	__typeof__(&cuCtxSetCurrent) CtxSetCurrent;
-	__typeof__(&cuMemAllocHost_v2) MemAllocHost;
-	__typeof__(&cuMemcpyHtoD_v2) MemcpyHtoD;
-	__typeof__(&cuMemcpyDtoH_v2) MemcpyDtoH;
-	__typeof__(&cuDriverGetVersion) DriverGetVersion;
-	__typeof__(&cuCtxSynchronize) CtxSynchronize;
+	__typeof__(&CUDA_FN_NAME(Init)) Init;
+	__typeof__(&CUDA_FN_NAME(DeviceGet)) DeviceGet;
+	__typeof__(&CUDA_FN_NAME(DevicePrimaryCtxRetain)) DevicePrimaryCtxRetain;
+	__typeof__(&CUDA_FN_NAME(CtxSetCurrent)) CtxSetCurrent;
+	__typeof__(&CUDA_FN_NAME(MemAllocHost)) MemAllocHost;
+	__typeof__(&CUDA_FN_NAME(MemcpyHtoD)) MemcpyHtoD;
+	__typeof__(&CUDA_FN_NAME(MemcpyDtoH)) MemcpyDtoH;
+	__typeof__(&CUDA_FN_NAME(DriverGetVersion)) DriverGetVersion;
+	__typeof__(&CUDA_FN_NAME(CtxSynchronize)) CtxSynchronize;
 } cu;
 
 static FILE *csv;
@@ -320,15 +321,15 @@ static void pin_costs(size_t alloc)
 static int load_cuda(void)
 {
 	const struct cuda_sym syms[] = {
-		CUDA_SYM(cuInit, &cu.Init),
-		CUDA_SYM(cuDeviceGet, &cu.DeviceGet),
-		CUDA_SYM(cuDevicePrimaryCtxRetain, &cu.DevicePrimaryCtxRetain),
-		CUDA_SYM(cuCtxSetCurrent, &cu.CtxSetCurrent),
-		CUDA_SYM(cuMemAllocHost_v2, &cu.MemAllocHost),
-		CUDA_SYM(cuMemcpyHtoD_v2, &cu.MemcpyHtoD),
-		CUDA_SYM(cuMemcpyDtoH_v2, &cu.MemcpyDtoH),
-		CUDA_SYM(cuDriverGetVersion, &cu.DriverGetVersion),
-		CUDA_SYM(cuCtxSynchronize, &cu.CtxSynchronize),
+		CUDA_FN_SYM(Init, &cu.Init),
+		CUDA_FN_SYM(DeviceGet, &cu.DeviceGet),
+		CUDA_FN_SYM(DevicePrimaryCtxRetain, &cu.DevicePrimaryCtxRetain),
+		CUDA_FN_SYM(CtxSetCurrent, &cu.CtxSetCurrent),
+		CUDA_FN_SYM(MemAllocHost, &cu.MemAllocHost),
+		CUDA_FN_SYM(MemcpyHtoD, &cu.MemcpyHtoD),
+		CUDA_FN_SYM(MemcpyDtoH, &cu.MemcpyDtoH),
+		CUDA_FN_SYM(DriverGetVersion, &cu.DriverGetVersion),
+		CUDA_FN_SYM(CtxSynchronize, &cu.CtxSynchronize),
 	};
 	CUcontext ctx;
 	CUdevice dev;

@@ -94,6 +94,10 @@ struct gdr_backend {
  * gdr_pin_unmappable, which keeps the message for the calling thread.
  */
 #define GDR_PIN_UNMAPPABLE 0x10000
+
+/* Linux's internal "not supported" errno (no libc names it), which
+ * nvidia_p2p returns to gdrdrv and the driver's dma-buf mmap returns. */
+#define ENOTSUPP_KERNEL 524
 __attribute__((format(printf, 1, 2)))
 int gdr_pin_unmappable(const char *fmt, ...);
 
@@ -125,10 +129,39 @@ int gdr_get_info_host_pages(struct gdr *g, struct gdr_region *r,
 void gdr_backend_complete(struct gdr_backend *dst,
 			  const struct gdr_backend *src);
 
-/* The backends, in the order gdr_open tries them. */
-extern const struct gdr_backend gdr_backend_gdrdrv;
-extern const struct gdr_backend gdr_backend_dmabuf;
-extern const struct gdr_backend gdr_backend_rm;
-extern const struct gdr_backend gdr_backend_vulkan;
+/*
+ * The backends, in the order gdr_open tries them (backend_select.c): each
+ * X(its GDRMAP_ATTR_BACKEND value, its name), which is the name
+ * GDRMAP_BACKEND takes and that of its struct, gdr_backend_<name>.  The
+ * gdrmap command names and probes the backends by this list too.
+ */
+#define GDR_BACKENDS(X)					\
+	X(GDRMAP_BACKEND_GDRDRV, gdrdrv)		\
+	X(GDRMAP_BACKEND_DMABUF, dmabuf)		\
+	X(GDRMAP_BACKEND_RM, rm)			\
+	X(GDRMAP_BACKEND_VULKAN, vulkan)
+
+#define GDR_BACKEND_DECLARE_(id, name) \
+	extern const struct gdr_backend gdr_backend_##name;
+GDR_BACKENDS(GDR_BACKEND_DECLARE_)
+#define GDR_BACKEND_COUNT_(id, name) +1
+#define GDR_NR_BACKENDS (0 GDR_BACKENDS(GDR_BACKEND_COUNT_))
+
+/* The name of a GDRMAP_ATTR_BACKEND value, or NULL. */
+static inline const char *gdr_backend_name(int id)
+{
+#define GDR_BACKEND_NAME_(i, name) if (id == (i)) return #name;
+	GDR_BACKENDS(GDR_BACKEND_NAME_)
+	return NULL;
+}
+
+/* The GDRMAP_ATTR_BACKEND value of the i-th backend gdr_open tries. */
+static inline int gdr_backend_at(int i)
+{
+#define GDR_BACKEND_ID_(id, name) id,
+	static const int ids[] = { GDR_BACKENDS(GDR_BACKEND_ID_) };
+
+	return ids[i];
+}
 
 #endif /* GDRMAP_BACKEND_H */

@@ -24,7 +24,6 @@
 #include "internal.h"
 #include "log.h"
 
-#define ENOTSUPP_KERNEL 524
 #define PROBE_SIZE (2UL << 20)
 
 static const struct gdr_cuda *cu;

@@ -19,9 +19,6 @@
 #include "internal.h"
 #include "log.h"
 
-/* Linux's internal "not supported" errno, which nvidia_p2p returns. */
-#define ENOTSUPP_KERNEL 524
-
 struct gdrdrv {
 	int fd;
 	uint32_t version;	/* the module's (major << 16) | minor */

@@ -27,11 +27,9 @@
 #include "internal.h"
 #include "log.h"
 
+#define AS_BACKEND(id, name) &gdr_backend_##name,
 static const struct gdr_backend *const backends[] = {
-	&gdr_backend_gdrdrv,
-	&gdr_backend_dmabuf,
-	&gdr_backend_rm,
-	&gdr_backend_vulkan,
+	GDR_BACKENDS(AS_BACKEND)
 };
 #define NR_BACKENDS (sizeof(backends) / sizeof(backends[0]))
 

@@ -39,7 +39,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "copy/copy.h"
 #include "copy_choose.h"
@@ -50,6 +49,7 @@
 #include "dma_stage.h"
 #include "internal.h"
 #include "log.h"
+#include "now_ns.h"
 
 #define ID_NONE	(~0ULL)
 /* From this size on, copies are measured per kind of host buffer. */
@@ -62,14 +62,6 @@ uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
 
 static struct gdr_tune *tunes;
 static pthread_mutex_t tunes_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static int size_class(size_t n)
 {

@@ -23,11 +23,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "copy_threads.h"
 #include "log.h"
+#include "now_ns.h"
 
 #define MAX_HELPERS	15
 #ifndef DEFAULT_HELPERS
@@ -70,14 +70,6 @@ static inline void cpu_relax(void)
 #elif defined(__aarch64__)
 	__asm__ volatile("yield" ::: "memory");
 #endif
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* Do every part of copy seq that nobody has claimed, from part first on. */

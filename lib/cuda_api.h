@@ -24,46 +24,46 @@
 
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
+#include "cuda_funcs.h"
 
 /* (field, exported symbol): calls that need no current context. */
 #define GDR_CUDA_DEVICE_FUNCS(X)					\
-	X(DriverGetVersion, cuDriverGetVersion)				\
-	X(DeviceGetCount, cuDeviceGetCount)				\
-	X(DeviceGetAttribute, cuDeviceGetAttribute)			\
-	X(DeviceGetUuid, cuDeviceGetUuid)				\
-	X(GetErrorName, cuGetErrorName)					\
-	X(GetErrorString, cuGetErrorString)
+	CUDA_FN(X, DriverGetVersion)					\
+	CUDA_FN(X, DeviceGetCount)					\
+	CUDA_FN(X, DeviceGetAttribute)					\
+	CUDA_FN(X, DeviceGetUuid)					\
+	CUDA_FN(X, GetErrorName)					\
+	CUDA_FN(X, GetErrorString)
 
 /* Calls made for memory of one device, in a context of that device. */
 #define GDR_CUDA_MEMORY_FUNCS(X)					\
-	X(PointerGetAttribute, cuPointerGetAttribute)			\
-	X(MemGetAddressRange, cuMemGetAddressRange_v2)			\
-	X(MemRetainAllocationHandle, cuMemRetainAllocationHandle)	\
-	X(MemGetAllocationPropertiesFromHandle,				\
-	  cuMemGetAllocationPropertiesFromHandle)			\
-	X(MemExportToShareableHandle, cuMemExportToShareableHandle)	\
-	X(MemGetHandleForAddressRange, cuMemGetHandleForAddressRange)	\
-	X(MemAlloc, cuMemAlloc_v2)					\
-	X(MemFree, cuMemFree_v2)					\
-	X(MemCreate, cuMemCreate)					\
-	X(MemRelease, cuMemRelease)					\
-	X(MemAddressReserve, cuMemAddressReserve)			\
-	X(MemAddressFree, cuMemAddressFree)				\
-	X(MemMap, cuMemMap)						\
-	X(MemUnmap, cuMemUnmap)						\
-	X(MemSetAccess, cuMemSetAccess)					\
-	X(MemGetAllocationGranularity, cuMemGetAllocationGranularity)	\
-	X(StreamCreate, cuStreamCreate)					\
-	X(StreamDestroy, cuStreamDestroy_v2)				\
-	X(StreamSynchronize, cuStreamSynchronize)			\
-	X(EventCreate, cuEventCreate)					\
-	X(EventDestroy, cuEventDestroy_v2)				\
-	X(EventRecord, cuEventRecord)					\
-	X(EventSynchronize, cuEventSynchronize)				\
-	X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2)			\
-	X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2)			\
-	X(MemHostAlloc, cuMemHostAlloc)					\
-	X(MemFreeHost, cuMemFreeHost)
+	CUDA_FN(X, PointerGetAttribute)					\
+	CUDA_FN(X, MemGetAddressRange)					\
+	CUDA_FN(X, MemRetainAllocationHandle)				\
+	CUDA_FN(X, MemGetAllocationPropertiesFromHandle)		\
+	CUDA_FN(X, MemExportToShareableHandle)				\
+	CUDA_FN(X, MemGetHandleForAddressRange)				\
+	CUDA_FN(X, MemAlloc)						\
+	CUDA_FN(X, MemFree)						\
+	CUDA_FN(X, MemCreate)						\
+	CUDA_FN(X, MemRelease)						\
+	CUDA_FN(X, MemAddressReserve)					\
+	CUDA_FN(X, MemAddressFree)					\
+	CUDA_FN(X, MemMap)						\
+	CUDA_FN(X, MemUnmap)						\
+	CUDA_FN(X, MemSetAccess)					\
+	CUDA_FN(X, MemGetAllocationGranularity)				\
+	CUDA_FN(X, StreamCreate)					\
+	CUDA_FN(X, StreamDestroy)					\
+	CUDA_FN(X, StreamSynchronize)					\
+	CUDA_FN(X, EventCreate)						\
+	CUDA_FN(X, EventDestroy)					\
+	CUDA_FN(X, EventRecord)						\
+	CUDA_FN(X, EventSynchronize)					\
+	CUDA_FN(X, MemcpyHtoDAsync)					\
+	CUDA_FN(X, MemcpyDtoHAsync)					\
+	CUDA_FN(X, MemHostAlloc)					\
+	CUDA_FN(X, MemFreeHost)
 
 #define GDR_CUDA_FIELD(field, sym) __typeof__(&sym) field;
 

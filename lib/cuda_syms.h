@@ -11,14 +11,14 @@
 #include "cuda_api.h"
 
 #define GDR_CUDA_CONTEXT_FUNCS(X)					\
-	X(Init, cuInit)							\
-	X(DeviceGet, cuDeviceGet)					\
-	X(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain)		\
-	X(CtxGetCurrent, cuCtxGetCurrent)				\
-	X(CtxSetCurrent, cuCtxSetCurrent)				\
-	X(CtxGetDevice, cuCtxGetDevice)					\
-	X(PointerGetAttribute, cuPointerGetAttribute)			\
-	X(PointerGetAttributes, cuPointerGetAttributes)
+	CUDA_FN(X, Init)						\
+	CUDA_FN(X, DeviceGet)						\
+	CUDA_FN(X, DevicePrimaryCtxRetain)				\
+	CUDA_FN(X, CtxGetCurrent)					\
+	CUDA_FN(X, CtxSetCurrent)					\
+	CUDA_FN(X, CtxGetDevice)					\
+	CUDA_FN(X, PointerGetAttribute)					\
+	CUDA_FN(X, PointerGetAttributes)
 
 struct gdr_cuda_context {
 	GDR_CUDA_CONTEXT_FUNCS(GDR_CUDA_FIELD)

@@ -184,6 +184,6 @@ free_all:
 	free(ref);
 	gpu_free(&s, b.base);
 close:
-	session_close(&s);
+	session_close(&s, NULL);
 	return ret;
 }

@@ -315,7 +315,7 @@ int cmd_copybw(int argc, char **argv)
 	struct worker *w = NULL;
 	struct shared sh;
 	struct session s;
-	struct gpubuf b;
+	struct gpubuf b = { 0 };
 	struct opts o;
 	char *host = NULL, *check = NULL;
 	double *v = NULL;
@@ -340,7 +340,7 @@ int cmd_copybw(int argc, char **argv)
 		goto close;
 	ret = gpubuf_open(&s, &b, o.size, o.offset);
 	if (ret)
-		goto close_buf;
+		goto close;
 	k = o.w_iters > o.r_iters ? o.w_iters : o.r_iters;
 	host = host_alloc(&s, o.offset + o.copy_size, &pinned);
 	check = malloc(o.copy_size);
@@ -392,9 +392,7 @@ free_all:
 	free(check);
 	if (host)
 		host_free(&s, host, pinned);
-close_buf:
-	gpubuf_close(&s, &b);
 close:
-	session_close(&s);
+	session_close(&s, &b);
 	return ret;
 }

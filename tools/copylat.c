@@ -342,7 +342,7 @@ int cmd_copylat(int argc, char **argv)
 	struct na_note na[NMETHODS];
 	struct copylat_run run;
 	struct session s;
-	struct gpubuf b;
+	struct gpubuf b = { 0 };
 	struct opts o;
 	struct ctx c = { 0 };
 	size_t n, maxk;
@@ -375,14 +375,14 @@ int cmd_copylat(int argc, char **argv)
 	}
 	ret = gpubuf_open(&s, &b, o.offset + o.size, o.offset);
 	if (ret)
-		goto close_buf;
+		goto close;
 	if (nmethods > TO_AUTO)
 		paths_start_helpers(&s, &b, o.offset, o.size);
 	kind = o.host;
 	host = host_alloc_kind(&s, o.offset + o.size, &kind);
 	if (!host) {
 		ret = EXIT_CANNOT;
-		goto close_buf;
+		goto close;
 	}
 	c.vhost = host_alloc_kind(&s, PATH_VERIFY_HOST(o.size), &kind);
 	if (!c.vhost) {
@@ -464,9 +464,7 @@ free_host:
 		s.cu->StreamDestroy(c.stream);
 	host_free_kind(&s, c.vhost, kind);
 	host_free_kind(&s, host, kind);
-close_buf:
-	gpubuf_close(&s, &b);
 close:
-	session_close(&s);
+	session_close(&s, &b);
 	return ret;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * copylat's results, shared by the measuring (copylat.c) and the
- * reports (copylat_out.c): one row per size, one latency summary per
- * call measured.
+ * reports (copylat_text.c, copylat_json.c): one row per size, one latency
+ * summary per call measured; what a row says is copylat_model.c's.
  */
 #ifndef GDRMAP_TOOLS_COPYLAT_H
 #define GDRMAP_TOOLS_COPYLAT_H

@@ -15,6 +15,7 @@
 
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
+#include "cuda_funcs.h"
 
 /* Not in cuda_defs.h (the library has no use for them): copylat --host
  * registered. */
@@ -22,40 +23,40 @@ CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int flags);
 CUresult cuMemHostUnregister(void *p);
 
 #define TCU_REQUIRED(X)							\
-	X(Init, cuInit)							\
-	X(DriverGetVersion, cuDriverGetVersion)				\
-	X(DeviceGetCount, cuDeviceGetCount)				\
-	X(DeviceGet, cuDeviceGet)					\
-	X(DeviceGetName, cuDeviceGetName)				\
-	X(DeviceGetAttribute, cuDeviceGetAttribute)			\
-	X(DeviceGetPCIBusId, cuDeviceGetPCIBusId)			\
-	X(DeviceTotalMem, cuDeviceTotalMem_v2)				\
-	X(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain)		\
-	X(CtxSetCurrent, cuCtxSetCurrent)				\
-	X(CtxSynchronize, cuCtxSynchronize)				\
-	X(MemAlloc, cuMemAlloc_v2)					\
-	X(MemFree, cuMemFree_v2)					\
-	X(MemAllocHost, cuMemAllocHost_v2)				\
-	X(MemFreeHost, cuMemFreeHost)					\
-	X(MemcpyHtoD, cuMemcpyHtoD_v2)					\
-	X(MemcpyDtoH, cuMemcpyDtoH_v2)					\
-	X(MemsetD8, cuMemsetD8_v2)					\
-	X(GetErrorName, cuGetErrorName)					\
-	X(GetErrorString, cuGetErrorString)
+	CUDA_FN(X, Init)						\
+	CUDA_FN(X, DriverGetVersion)					\
+	CUDA_FN(X, DeviceGetCount)					\
+	CUDA_FN(X, DeviceGet)						\
+	CUDA_FN(X, DeviceGetName)					\
+	CUDA_FN(X, DeviceGetAttribute)					\
+	CUDA_FN(X, DeviceGetPCIBusId)					\
+	CUDA_FN(X, DeviceTotalMem)					\
+	CUDA_FN(X, DevicePrimaryCtxRetain)				\
+	CUDA_FN(X, CtxSetCurrent)					\
+	CUDA_FN(X, CtxSynchronize)					\
+	CUDA_FN(X, MemAlloc)						\
+	CUDA_FN(X, MemFree)						\
+	CUDA_FN(X, MemAllocHost)					\
+	CUDA_FN(X, MemFreeHost)						\
+	CUDA_FN(X, MemcpyHtoD)						\
+	CUDA_FN(X, MemcpyDtoH)						\
+	CUDA_FN(X, MemsetD8)						\
+	CUDA_FN(X, GetErrorName)					\
+	CUDA_FN(X, GetErrorString)
 
 #define TCU_OPTIONAL(X)							\
-	X(ModuleLoadData, cuModuleLoadData)				\
-	X(ModuleUnload, cuModuleUnload)					\
-	X(ModuleGetFunction, cuModuleGetFunction)			\
-	X(LaunchKernel, cuLaunchKernel)					\
-	X(StreamCreate, cuStreamCreate)					\
-	X(StreamDestroy, cuStreamDestroy_v2)				\
-	X(StreamSynchronize, cuStreamSynchronize)			\
-	X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2)			\
-	X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2)			\
-	X(MemHostRegister, cuMemHostRegister_v2)			\
-	X(MemHostUnregister, cuMemHostUnregister)			\
-	X(DeviceGetUuid, cuDeviceGetUuid)
+	CUDA_FN(X, ModuleLoadData)					\
+	CUDA_FN(X, ModuleUnload)					\
+	CUDA_FN(X, ModuleGetFunction)					\
+	CUDA_FN(X, LaunchKernel)					\
+	CUDA_FN(X, StreamCreate)					\
+	CUDA_FN(X, StreamDestroy)					\
+	CUDA_FN(X, StreamSynchronize)					\
+	CUDA_FN(X, MemcpyHtoDAsync)					\
+	CUDA_FN(X, MemcpyDtoHAsync)					\
+	CUDA_FN(X, MemHostRegister)					\
+	CUDA_FN(X, MemHostUnregister)					\
+	CUDA_FN(X, DeviceGetUuid)
 
 struct tcu {
 #define TCU_FIELD(field, sym) __typeof__(&sym) field;

@@ -128,7 +128,7 @@ static void default_check(struct checks *cs, const struct backend_probe *bp,
 	const char *usable = NULL, *partial;
 	int i;
 
-	for (i = 0; i < NR_BACKENDS && !usable; i++)
+	for (i = 0; i < GDR_NR_BACKENDS && !usable; i++)
 		if (bp[i].usable)
 			usable = bp[i].name;
 	if (def->ok) {
@@ -144,7 +144,7 @@ static void default_check(struct checks *cs, const struct backend_probe *bp,
 		return;
 	}
 	*chosen = NULL;
-	partial = gdrmap_open_backend(bp, def);
+	partial = def->partial;
 	if (partial) {
 		/* GDRCopy's rule, on purpose (backend_select.c). */
 		check_add(cs, "backend", V_OK,
@@ -187,7 +187,7 @@ static void backend_checks(struct checks *cs, const struct backend_probe *bp,
 	char name[48];
 	int i;
 
-	for (i = 0; i < NR_BACKENDS; i++) {
+	for (i = 0; i < GDR_NR_BACKENDS; i++) {
 		const struct backend_probe *b = &bp[i];
 
 		snprintf(name, sizeof(name), "backend %s", b->name);
@@ -319,7 +319,7 @@ int cmd_doctor(int argc, char **argv)
 	static struct gpu gpus[MAX_GPUS];
 	static struct nic nics[MAX_NICS];
 	static struct mf mf;
-	struct backend_probe bp[NR_BACKENDS];
+	struct backend_probe bp[GDR_NR_BACKENDS];
 	static struct default_open def;
 	struct pinnable pin;
 	int devs[MAX_GPUS];

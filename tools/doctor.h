@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "backend.h"
 #include "checks.h"
 #include "cudaload.h"
 #include "diag.h"
@@ -91,8 +92,6 @@ struct backend_probe {
 	char legacy_why[320];	/* refused: the library's reason */
 };
 
-#define NR_BACKENDS 4
-
 /* gdr_open as every program here calls it: with the environment as it is. */
 struct default_open {
 	bool ok;
@@ -101,6 +100,10 @@ struct default_open {
 	char why[4096];		/* ... and the library's reason */
 	char env[192];		/* the variables that choose a backend, as
 				 * set ("GDRMAP_BACKEND=x"), or "" */
+	/* Where it failed with none set: the backend gdrmap_open takes,
+	 * which gdr_open left out as partial (it maps only cuMemCreate
+	 * memory); NULL otherwise. */
+	const char *partial;
 };
 
 /*
@@ -116,17 +119,9 @@ void probe_backends(struct backend_probe *bp, struct default_open *def,
 		    const struct tcu *cu, const int *devs, int ndevs,
 		    const char *vulkan_causes);
 
-/*
- * The backend gdrmap_open gives where gdr_open, with no variable set, gave
- * none: the first usable one, which gdr_open left out as partial (it maps
- * only cuMemCreate memory).  NULL otherwise.
- */
-const char *gdrmap_open_backend(const struct backend_probe *bp,
-				const struct default_open *def);
-
 #define MAX_GPUS 16
 
-/* --- the module-free checks and what can be pinned (doctor_mf.c) --- */
+/* --- the module-free checks and what can be pinned (doctor_module_free.c) --- */
 
 struct mf {
 	struct diag_report r;

@@ -15,27 +15,6 @@
 #include "session.h"
 #include "stats.h"
 
-/* In the order gdr_open tries them. */
-static const char *const names[NR_BACKENDS] = { "gdrdrv", "dmabuf", "rm",
-						"vulkan" };
-
-/* The name of a GDRMAP_ATTR_BACKEND value, or NULL. */
-static const char *backend_name(int id)
-{
-	switch (id) {
-	case GDRMAP_BACKEND_GDRDRV:
-		return "gdrdrv";
-	case GDRMAP_BACKEND_DMABUF:
-		return "dmabuf";
-	case GDRMAP_BACKEND_RM:
-		return "rm";
-	case GDRMAP_BACKEND_VULKAN:
-		return "vulkan";
-	default:
-		return NULL;
-	}
-}
-
 /*
  * Why gdr_open refused, in the library's words (gdrmap_last_error(); a
  * libgdrapi without it gives only errno): the text after "not usable: ",
@@ -344,7 +323,7 @@ static void probe_default(struct default_open *d)
 	if (g) {
 		d->ok = true;
 		if (!gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &b))
-			d->backend = backend_name(b);
+			d->backend = gdr_backend_name(b);
 		gdr_close(g);
 		return;
 	}
@@ -352,19 +331,14 @@ static void probe_default(struct default_open *d)
 	last = gdrmap_last_error ? gdrmap_last_error() : "";
 	snprintf(d->why, sizeof(d->why), "%s",
 		 last[0] ? last : strerror(d->err));
-}
-
-const char *gdrmap_open_backend(const struct backend_probe *bp,
-				const struct default_open *def)
-{
-	int i;
-
-	if (def->ok || def->env[0])
-		return NULL;
-	for (i = 0; i < NR_BACKENDS; i++)
-		if (bp[i].usable)
-			return bp[i].name;
-	return NULL;
+	/* Which backend gdrmap_open takes where gdr_open takes none: the
+	 * library's answer, not a rule restated here. */
+	g = d->env[0] || !gdrmap_open ? NULL : gdrmap_open();
+	if (g) {
+		if (!gdr_get_attribute(g, GDRMAP_ATTR_BACKEND, &b))
+			d->partial = gdr_backend_name(b);
+		gdr_close(g);
+	}
 }
 
 void probe_backends(struct backend_probe *bp, struct default_open *def,
@@ -381,12 +355,12 @@ void probe_backends(struct backend_probe *bp, struct default_open *def,
 	if (cu && ndevs)
 		tcu_use_device(cu, devs[0], NULL, why, sizeof(why));
 	probe_default(def);
-	for (i = 0; i < NR_BACKENDS; i++) {
+	for (i = 0; i < GDR_NR_BACKENDS; i++) {
 		struct backend_probe *b = &bp[i];
 
 		memset(b, 0, sizeof(*b));
-		b->name = names[i];
-		setenv("GDRMAP_BACKEND", names[i], 1);
+		b->name = gdr_backend_name(gdr_backend_at(i));
+		setenv("GDRMAP_BACKEND", b->name, 1);
 		errno = 0;
 		g = gdr_open();
 		err = errno;
@@ -399,14 +373,19 @@ void probe_backends(struct backend_probe *bp, struct default_open *def,
 			continue;
 		}
 		library_reason(b, err);
-		if (i == 0)
+		switch (gdr_backend_at(i)) {
+		case GDRMAP_BACKEND_GDRDRV:
 			advise_gdrdrv(b);
-		else if (i == 1)
+			break;
+		case GDRMAP_BACKEND_DMABUF:
 			advise_dmabuf(b, cu, ndevs ? devs[0] : 0);
-		else if (i == 2)
+			break;
+		case GDRMAP_BACKEND_RM:
 			advise_rm(b, cu, ndevs ? devs[0] : 0);
-		else
+			break;
+		default:
 			advise_vulkan(b, cu, ndevs ? devs[0] : 0, vulkan_causes);
+		}
 	}
 	if (saved)
 		setenv("GDRMAP_BACKEND", saved, 1);

@@ -144,7 +144,7 @@ void doctor_json(const struct report *r)
 	json_gpus(&j, r);
 
 	json_arr_begin(&j, "backends");
-	for (i = 0; i < NR_BACKENDS; i++) {
+	for (i = 0; i < GDR_NR_BACKENDS; i++) {
 		const struct backend_probe *b = &r->bp[i];
 
 		json_obj_begin(&j, NULL);
@@ -165,7 +165,7 @@ void doctor_json(const struct report *r)
 		 r->def->env[0] ? r->def->env : NULL);
 	json_str(&j, "default_backend_error", r->def->ok ? NULL : r->def->why);
 	json_str(&j, "gdrmap_open_backend",
-		 r->def->ok ? r->chosen : gdrmap_open_backend(r->bp, r->def));
+		 r->def->ok ? r->chosen : r->def->partial);
 	mf_json(&j, r->mf, r->pin);
 
 	json_bool(&j, "nvidia_peermem_loaded", module_loaded("nvidia_peermem"));

@@ -125,17 +125,6 @@ static void fill_random(unsigned char *p, size_t n, uint64_t *state)
 	}
 }
 
-static long first_diff(const unsigned char *a, const unsigned char *b,
-		       size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return (long)i;
-	return -1;
-}
-
 /* The bytes of a checked range: guards and middle, host and GPU views. */
 struct span {
 	size_t before, after;	/* guard bytes on each side */

@@ -239,7 +239,7 @@ int cmd_pplat(int argc, char **argv)
 	bool ran[NMODES] = { false }, wrong = false, pinned = false;
 	char why[256], errs[NMODES][256], a[32], b2[32], c[32];
 	struct session s;
-	struct gpubuf b;
+	struct gpubuf b = { 0 };
 	struct opts o;
 	struct pp p;
 	uint32_t warm;
@@ -258,7 +258,7 @@ int cmd_pplat(int argc, char **argv)
 		goto close;
 	ret = gpubuf_open(&s, &b, 65536, 0);
 	if (ret)
-		goto close_buf;
+		goto close;
 	p.s = &s;
 	p.b = &b;
 	host = host_alloc(&s, 4096, &pinned);
@@ -363,9 +363,7 @@ free_all:
 	free(v);
 	if (host)
 		host_free(&s, host, pinned);
-close_buf:
-	gpubuf_close(&s, &b);
 close:
-	session_close(&s);
+	session_close(&s, &b);
 	return ret;
 }

@@ -9,9 +9,6 @@
 #include "session.h"
 #include "stats.h"
 
-const char *const backend_names[] = { "unknown", "gdrdrv", "dmabuf",
-				      "vulkan", "rm" };
-
 int fail(const struct opts *o, int code, const char *fmt, ...)
 {
 	char msg[1024];
@@ -61,9 +58,11 @@ int session_open(struct session *s, const struct opts *o)
 			    strerror(errno ? errno : ENODEV),
 			    gdrmap_last_error ? gdrmap_last_error() :
 			    "no gdrmap backend is usable here");
-	if (gdr_get_attribute(s->g, GDRMAP_ATTR_BACKEND, &b) || b < 1 || b > 4)
-		b = 0;
-	s->backend = backend_names[b];
+	if (gdr_get_attribute(s->g, GDRMAP_ATTR_BACKEND, &b) ||
+	    !gdr_backend_name(b))
+		s->backend = "unknown";
+	else
+		s->backend = gdr_backend_name(b);
 	/* Only now: threads CUDA and the backends start inherit the
 	 * affinity of the thread that starts them, and should not share
 	 * the measuring CPU. */
@@ -77,8 +76,10 @@ int session_open(struct session *s, const struct opts *o)
 	return 0;
 }
 
-void session_close(struct session *s)
+void session_close(struct session *s, struct gpubuf *b)
 {
+	if (b)
+		gpubuf_close(s, b);
 	if (s->g)
 		gdr_close(s->g);
 	s->g = NULL;
@@ -195,8 +196,7 @@ static void fill_random(unsigned char *p, size_t n, unsigned int *seed)
 		p[i] = (unsigned char)(rand_r(seed) >> 5);
 }
 
-static long first_diff(const unsigned char *a, const unsigned char *b,
-		       size_t n)
+long first_diff(const unsigned char *a, const unsigned char *b, size_t n)
 {
 	size_t i;
 

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "affinity.h"
+#include "backend.h"
 #include "cudaload.h"
 #include "gdrapi.h"
 #include "json.h"
@@ -83,7 +84,9 @@ int fail(const struct opts *o, int code, const char *fmt, ...);
 
 /* 0, or an exit code after fail() has reported why. */
 int session_open(struct session *s, const struct opts *o);
-void session_close(struct session *s);
+/* Close b (if not NULL: zeroed, or opened by gpubuf_open), then s: every
+ * measuring subcommand's last step, whether it got that far or not. */
+void session_close(struct session *s, struct gpubuf *b);
 
 /*
  * GPU memory of the kind -a asks for (auto: gdrmap_mem_alloc, else
@@ -104,6 +107,8 @@ void gpubuf_close(struct session *s, struct gpubuf *b);
  */
 int verify_both_ways(struct session *s, struct gpubuf *b, size_t off,
 		     size_t n, char *err, size_t errlen);
+/* The offset of the first byte where a and b differ, or -1. */
+long first_diff(const unsigned char *a, const unsigned char *b, size_t n);
 
 /*
  * Host memory for copies: pinned (cuMemAllocHost), as cuMemcpy is fastest
@@ -128,7 +133,5 @@ void session_json_header(struct json *j, const struct session *s,
 			 const struct gpubuf *b);
 /* The same for text, with a banner when the GPU is simulated. */
 void session_print_header(const struct session *s, const struct gpubuf *b);
-
-extern const char *const backend_names[];
 
 #endif /* GDRMAP_TOOLS_SESSION_H */

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "json.h"
+#include "now_ns.h"
 
 struct stats {
 	size_t n;
@@ -51,14 +52,6 @@ void histogram_print(const struct histogram *h, int width);
 
 /* A time in ns, for text output: "123 ns", "4.56 us", "7.89 ms". */
 const char *fmt_ns(double ns, char *buf, size_t len);
-
-static inline double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /*
  * The median cost of reading the clock twice, as every sample does: it

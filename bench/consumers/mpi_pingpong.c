@@ -33,24 +33,25 @@
 
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
+#include "cuda_funcs.h"
 #include "cuda_load.h"
 
 #define MAX_SIZE	(64 << 10)
 #define WARMUP		100
 
 static struct {
-	__typeof__(&cuInit) Init;
-	__typeof__(&cuDeviceGet) DeviceGet;
-	__typeof__(&cuDevicePrimaryCtxRetain) PrimaryCtxRetain;
-	__typeof__(&cuCtxSetCurrent) CtxSetCurrent;
-	__typeof__(&cuMemAlloc_v2) MemAlloc;
-	__typeof__(&cuMemcpyHtoD_v2) HtoD;
-	__typeof__(&cuMemcpyDtoH_v2) DtoH;
-	__typeof__(&cuMemCreate) Create;
-	__typeof__(&cuMemAddressReserve) Reserve;
-	__typeof__(&cuMemMap) Map;
-	__typeof__(&cuMemSetAccess) SetAccess;
-	__typeof__(&cuMemGetAllocationGranularity) Granularity;
+	__typeof__(&CUDA_FN_NAME(Init)) Init;
+	__typeof__(&CUDA_FN_NAME(DeviceGet)) DeviceGet;
+	__typeof__(&CUDA_FN_NAME(DevicePrimaryCtxRetain)) PrimaryCtxRetain;
+	__typeof__(&CUDA_FN_NAME(CtxSetCurrent)) CtxSetCurrent;
+	__typeof__(&CUDA_FN_NAME(MemAlloc)) MemAlloc;
+	__typeof__(&CUDA_FN_NAME(MemcpyHtoD)) HtoD;
+	__typeof__(&CUDA_FN_NAME(MemcpyDtoH)) DtoH;
+	__typeof__(&CUDA_FN_NAME(MemCreate)) Create;
+	__typeof__(&CUDA_FN_NAME(MemAddressReserve)) Reserve;
+	__typeof__(&CUDA_FN_NAME(MemMap)) Map;
+	__typeof__(&CUDA_FN_NAME(MemSetAccess)) SetAccess;
+	__typeof__(&CUDA_FN_NAME(MemGetAllocationGranularity)) Granularity;
 } cu;
 
 static int rank;
@@ -75,18 +76,18 @@ static void cuda_check(CUresult res, const char *what)
 static void load_cuda(void)
 {
 	const struct cuda_sym syms[] = {
-		CUDA_SYM(cuInit, &cu.Init),
-		CUDA_SYM(cuDeviceGet, &cu.DeviceGet),
-		CUDA_SYM(cuDevicePrimaryCtxRetain, &cu.PrimaryCtxRetain),
-		CUDA_SYM(cuCtxSetCurrent, &cu.CtxSetCurrent),
-		CUDA_SYM(cuMemAlloc_v2, &cu.MemAlloc),
-		CUDA_SYM(cuMemcpyHtoD_v2, &cu.HtoD),
-		CUDA_SYM(cuMemcpyDtoH_v2, &cu.DtoH),
-		CUDA_SYM(cuMemCreate, &cu.Create),
-		CUDA_SYM(cuMemAddressReserve, &cu.Reserve),
-		CUDA_SYM(cuMemMap, &cu.Map),
-		CUDA_SYM(cuMemSetAccess, &cu.SetAccess),
-		CUDA_SYM(cuMemGetAllocationGranularity, &cu.Granularity),
+		CUDA_FN_SYM(Init, &cu.Init),
+		CUDA_FN_SYM(DeviceGet, &cu.DeviceGet),
+		CUDA_FN_SYM(DevicePrimaryCtxRetain, &cu.PrimaryCtxRetain),
+		CUDA_FN_SYM(CtxSetCurrent, &cu.CtxSetCurrent),
+		CUDA_FN_SYM(MemAlloc, &cu.MemAlloc),
+		CUDA_FN_SYM(MemcpyHtoD, &cu.HtoD),
+		CUDA_FN_SYM(MemcpyDtoH, &cu.DtoH),
+		CUDA_FN_SYM(MemCreate, &cu.Create),
+		CUDA_FN_SYM(MemAddressReserve, &cu.Reserve),
+		CUDA_FN_SYM(MemMap, &cu.Map),
+		CUDA_FN_SYM(MemSetAccess, &cu.SetAccess),
+		CUDA_FN_SYM(MemGetAllocationGranularity, &cu.Granularity),
 	};
 	const char *what;
 	char msg[160];

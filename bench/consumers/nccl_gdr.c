@@ -39,6 +39,7 @@
 
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
+#include "cuda_funcs.h"
 #include "cuda_load.h"
 
 /* NCCL's ABI (nccl.h): stable since NCCL 2.0. */
@@ -64,18 +65,18 @@ enum { NC_SUM = 0 };			/* ncclRedOp_t */
 	X(GetErrorString, const char *, (int))
 
 #define CUDA_FUNCS(X)							\
-	X(Init, cuInit)							\
-	X(DeviceGetCount, cuDeviceGetCount)				\
-	X(DeviceGet, cuDeviceGet)					\
-	X(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain)		\
-	X(CtxSetCurrent, cuCtxSetCurrent)				\
-	X(MemAlloc, cuMemAlloc_v2)					\
-	X(MemFree, cuMemFree_v2)					\
-	X(MemcpyHtoD, cuMemcpyHtoD_v2)					\
-	X(MemcpyDtoH, cuMemcpyDtoH_v2)					\
-	X(MemsetD8, cuMemsetD8_v2)					\
-	X(StreamCreate, cuStreamCreate)					\
-	X(StreamSynchronize, cuStreamSynchronize)
+	CUDA_FN(X, Init)						\
+	CUDA_FN(X, DeviceGetCount)					\
+	CUDA_FN(X, DeviceGet)						\
+	CUDA_FN(X, DevicePrimaryCtxRetain)				\
+	CUDA_FN(X, CtxSetCurrent)					\
+	CUDA_FN(X, MemAlloc)						\
+	CUDA_FN(X, MemFree)						\
+	CUDA_FN(X, MemcpyHtoD)						\
+	CUDA_FN(X, MemcpyDtoH)						\
+	CUDA_FN(X, MemsetD8)						\
+	CUDA_FN(X, StreamCreate)					\
+	CUDA_FN(X, StreamSynchronize)
 
 static struct {
 #define NCCL_FIELD(name, ret, args) ret (*name) args;

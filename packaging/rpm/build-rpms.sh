@@ -9,8 +9,9 @@ ver=$(sed -n 's/^Version:[[:space:]]*//p' "$top/packaging/rpm/gdrmap.spec")
 command -v rpmbuild >/dev/null || { echo "build-rpms: rpmbuild is not installed" >&2; exit 1; }
 
 mkdir -p "$out/SOURCES"
+# S: the links' targets keep their paths (python/gdrmap/fence.h).
 tar -C "$top" --exclude=./.git --exclude='./build' --exclude='./build-*' \
-	--exclude=./bench/results --transform "s,^\.,gdrmap-$ver," \
+	--exclude=./bench/results --transform "s,^\.,gdrmap-$ver,S" \
 	-czf "$out/SOURCES/gdrmap-$ver.tar.gz" .
 # RPMBUILD_OPTS=--nodeps where the rpm database knows no packages (Debian).
 rpmbuild ${RPMBUILD_OPTS:-} --define "_topdir $out" -ba "$top/packaging/rpm/gdrmap.spec"

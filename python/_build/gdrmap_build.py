@@ -242,7 +242,8 @@ def get_requires_for_build_editable(config_settings=None):
 
 def build_wheel(wheel_directory, config_settings=None,
                 metadata_directory=None):
-    members = [(f, _read(f)) for f in _files() if not f.endswith(".c")]
+    members = [(f, _read(f)) for f in _files()
+               if not f.endswith((".c", ".h"))]
     with tempfile.TemporaryDirectory() as tmp:
         helper = _helper(tmp)
     if helper is None:

@@ -29,10 +29,10 @@
  *    fence: it leaves the write-combining buffer before the call returns
  *    and is ordered before any later store (a doorbell).
  *
- * The fences are written as lib/copy/fence.h writes them (the package is
- * built outside the tree, so that header cannot be included; a test
- * compares the two).  Accesses are volatile, so the compiler neither
- * splits, merges nor widens them.
+ * The fences are the library's own: gdrmap/fence.h is a link to
+ * lib/copy/fence.h, which a copy of python/ (the sdist, pip's) carries
+ * as a file.  Accesses are volatile, so the compiler neither splits,
+ * merges nor widens them.
  *
  * Safety rests on the GIL, as the ctypes path's does: every method runs
  * with it held from its checks to its access, and Mapping.close() (or
@@ -60,33 +60,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* As lib/copy/fence.h: before the first load of a read. */
-static inline void fence_before_read(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ __volatile__("mfence" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("dmb osh" ::: "memory");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
-/* As lib/copy/fence.h: after the last store of a write. */
-static inline void fence_after_write(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ __volatile__("sfence" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("dmb oshst" ::: "memory");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
+#include "fence.h"
 
 static inline uint64_t load_at(uintptr_t addr, unsigned int width)
 {
-	fence_before_read();
+	gdr_fence_before_read();
 	switch (width) {
 	case 1:
 		return *(const volatile uint8_t *)addr;
@@ -115,7 +93,7 @@ static inline void store_at(uintptr_t addr, unsigned int width, uint64_t v)
 		*(volatile uint64_t *)addr = v;
 		break;
 	}
-	fence_after_write();
+	gdr_fence_after_write();
 }
 
 static uint64_t width_max(unsigned int width)

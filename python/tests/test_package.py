@@ -153,7 +153,7 @@ with tempfile.TemporaryDirectory() as tmp:
             names = z.namelist()
             wheel = z.read("gdrmap-%s.dist-info/WHEEL" % version).decode()
         so = [n for n in names if n.endswith(".so")]
-        CHECK(not any(n.endswith(".c") for n in names),
+        CHECK(not any(n.endswith((".c", ".h")) for n in names),
               "the helper's source is in the wheel %s" % name)
         if helper:
             CHECK(name.startswith("gdrmap-%s-cp311-abi3-linux_" % version) and
@@ -174,9 +174,17 @@ with tempfile.TemporaryDirectory() as tmp:
     if done.returncode == 0:
         with tarfile.open(os.path.join(tmp, done.stdout.strip())) as tar:
             members = tar.getnames()
+            name = "gdrmap-%s/gdrmap/fence.h" % version
+            fence = tar.extractfile(name).read() if name in members else None
         CHECK("gdrmap-%s/gdrmap/_fastflag.c" % version in members and
               not any(n.endswith(".so") for n in members),
               "sdist members: %s" % members)
+        # The library's fences, as a file: the sdist builds the helper
+        # without the tree.
+        with open(os.path.join(check.PYTHON_DIR, "gdrmap", "fence.h"),
+                  "rb") as f:
+            CHECK(fence == f.read(), "the sdist's gdrmap/fence.h is not "
+                  "lib/copy/fence.h")
 
 with tempfile.TemporaryDirectory() as tmp:
     # pip builds in the source directory: give it a copy.

@@ -25,50 +25,51 @@
 
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
+#include "cuda_funcs.h"
 #include "cuda_load.h"
 #include "gdrapi.h"
 #include "check.h"
 
 #define GPU_CUDA_FUNCS(X)						\
-	X(Init, cuInit)							\
-	X(DeviceGet, cuDeviceGet)					\
-	X(DeviceGetCount, cuDeviceGetCount)				\
-	X(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain)		\
-	X(CtxSetCurrent, cuCtxSetCurrent)				\
-	X(CtxGetCurrent, cuCtxGetCurrent)				\
-	X(CtxPushCurrent, cuCtxPushCurrent_v2)				\
-	X(CtxPopCurrent, cuCtxPopCurrent_v2)				\
-	X(CtxDestroy, cuCtxDestroy_v2)					\
-	X(MemAlloc, cuMemAlloc_v2)					\
-	X(MemFree, cuMemFree_v2)					\
-	X(MemcpyHtoD, cuMemcpyHtoD_v2)					\
-	X(MemcpyDtoH, cuMemcpyDtoH_v2)					\
-	X(MemsetD32, cuMemsetD32_v2)					\
-	X(CtxSynchronize, cuCtxSynchronize)
+	CUDA_FN(X, Init)						\
+	CUDA_FN(X, DeviceGet)						\
+	CUDA_FN(X, DeviceGetCount)					\
+	CUDA_FN(X, DevicePrimaryCtxRetain)				\
+	CUDA_FN(X, CtxSetCurrent)					\
+	CUDA_FN(X, CtxGetCurrent)					\
+	CUDA_FN(X, CtxPushCurrent)					\
+	CUDA_FN(X, CtxPopCurrent)					\
+	CUDA_FN(X, CtxDestroy)						\
+	CUDA_FN(X, MemAlloc)						\
+	CUDA_FN(X, MemFree)						\
+	CUDA_FN(X, MemcpyHtoD)						\
+	CUDA_FN(X, MemcpyDtoH)						\
+	CUDA_FN(X, MemsetD32)						\
+	CUDA_FN(X, CtxSynchronize)
 
 /* Kernels: optional (the simulated GPU's libcuda runs none). */
 #define GPU_CUDA_KERNEL_FUNCS(X)					\
-	X(ModuleLoadData, cuModuleLoadData)				\
-	X(ModuleUnload, cuModuleUnload)					\
-	X(ModuleGetFunction, cuModuleGetFunction)			\
-	X(LaunchKernel, cuLaunchKernel)					\
-	X(StreamCreate, cuStreamCreate)					\
-	X(StreamDestroy, cuStreamDestroy_v2)				\
-	X(StreamSynchronize, cuStreamSynchronize)
+	CUDA_FN(X, ModuleLoadData)					\
+	CUDA_FN(X, ModuleUnload)					\
+	CUDA_FN(X, ModuleGetFunction)					\
+	CUDA_FN(X, LaunchKernel)					\
+	CUDA_FN(X, StreamCreate)					\
+	CUDA_FN(X, StreamDestroy)					\
+	CUDA_FN(X, StreamSynchronize)
 
 /* VMM, asynchronous copies and pools: optional as well. */
 #define GPU_CUDA_VMM_FUNCS(X)						\
-	X(MemCreate, cuMemCreate)					\
-	X(MemRelease, cuMemRelease)					\
-	X(MemAddressReserve, cuMemAddressReserve)			\
-	X(MemAddressFree, cuMemAddressFree)				\
-	X(MemMap, cuMemMap)						\
-	X(MemUnmap, cuMemUnmap)						\
-	X(MemSetAccess, cuMemSetAccess)					\
-	X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2)			\
-	X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2)			\
-	X(MemAllocHost, cuMemAllocHost_v2)				\
-	X(MemFreeHost, cuMemFreeHost)
+	CUDA_FN(X, MemCreate)						\
+	CUDA_FN(X, MemRelease)						\
+	CUDA_FN(X, MemAddressReserve)					\
+	CUDA_FN(X, MemAddressFree)					\
+	CUDA_FN(X, MemMap)						\
+	CUDA_FN(X, MemUnmap)						\
+	CUDA_FN(X, MemSetAccess)					\
+	CUDA_FN(X, MemcpyHtoDAsync)					\
+	CUDA_FN(X, MemcpyDtoHAsync)					\
+	CUDA_FN(X, MemAllocHost)					\
+	CUDA_FN(X, MemFreeHost)
 
 #define GPU_MAX 16
 

@@ -194,7 +194,7 @@ static void test_mf_verdicts(void)
 /* Which memory is pinnable, from the backends that open. */
 static void test_pinnable(void)
 {
-	struct backend_probe bp[NR_BACKENDS];
+	struct backend_probe bp[GDR_NR_BACKENDS];
 	static struct gpu g;
 	struct pinnable p;
 

@@ -64,6 +64,18 @@ void mf_checks(struct checks *cs, const struct mf *m, bool must_work)
 	}
 }
 
+/* Whether the backend of GDRMAP_ATTR_BACKEND value id opened (bp is in
+ * the library's order, lib/backend.h). */
+static bool opened(const struct backend_probe *bp, int id)
+{
+	int i;
+
+	for (i = 0; i < GDR_NR_BACKENDS; i++)
+		if (gdr_backend_at(i) == id)
+			return bp[i].usable;
+	return false;
+}
+
 /* -1 unknown (no GPU), else whether it holds. */
 static int tri(bool known, bool v)
 {
@@ -73,9 +85,10 @@ static int tri(bool known, bool v)
 void pinnable(struct pinnable *p, const struct backend_probe *bp,
 	      const struct gpu *gpus, int ng)
 {
-	/* In probe_backends' order: gdrdrv, dmabuf, rm, vulkan. */
-	bool gdrdrv = bp[0].usable, dmabuf = bp[1].usable, rm = bp[2].usable;
-	bool vulkan = bp[3].usable, fd = false;
+	bool gdrdrv = opened(bp, GDRMAP_BACKEND_GDRDRV);
+	bool dmabuf = opened(bp, GDRMAP_BACKEND_DMABUF);
+	bool rm = opened(bp, GDRMAP_BACKEND_RM);
+	bool vulkan = opened(bp, GDRMAP_BACKEND_VULKAN), fd = false;
 	int i;
 
 	for (i = 0; i < ng; i++)
@@ -88,7 +101,7 @@ void pinnable(struct pinnable *p, const struct backend_probe *bp,
 			 NULL;
 	/* gdr_open's choice: the first that opens. */
 	p->chosen = NULL;
-	for (i = 0; i < NR_BACKENDS && !p->chosen; i++)
+	for (i = 0; i < GDR_NR_BACKENDS && !p->chosen; i++)
 		if (bp[i].usable)
 			p->chosen = &bp[i];
 }
