@@ -28,7 +28,7 @@
 #define GDRMAP_CUDA_NO_NAME_MACROS
 #include "cuda_defs.h"
 #include "cuda_load.h"
-#include "copy/copy.h"
+#include "isa/copy.h"
 #include "gdrapi.h"
 
 #define ALLOC	(256UL << 20)

@@ -12,7 +12,7 @@
 
 #include "checks.h"
 #include "cudaload.h"
-#include "diag.h"
+#include "diag/diag.h"
 #include "json.h"
 
 /* --- the system: sysfs, modules, the library in use (doctor_sys.c) --- */

@@ -18,8 +18,8 @@
  * messages of its own to keep in step.
  *
  * The accesses are those of the library's copy routines for a naturally
- * aligned value of 1, 2, 4 or 8 bytes (lib/copy/copy.h's contract; the
- * generic set of lib/copy/copy_generic.c and lib/copy/walk.h):
+ * aligned value of 1, 2, 4 or 8 bytes (lib/isa/copy.h's contract; the
+ * generic set of lib/isa/copy_generic.c and lib/isa/walk.h):
  *
  *  - a read is a full fence, then one naturally aligned load of the
  *    value's width: the fence drains the CPU's streaming-load buffers,
@@ -29,7 +29,7 @@
  *    fence: it leaves the write-combining buffer before the call returns
  *    and is ordered before any later store (a doorbell).
  *
- * The fences are written as lib/copy/fence.h writes them (the package is
+ * The fences are written as lib/isa/fence.h writes them (the package is
  * built outside the tree, so that header cannot be included; a test
  * compares the two).  Accesses are volatile, so the compiler neither
  * splits, merges nor widens them.
@@ -60,7 +60,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* As lib/copy/fence.h: before the first load of a read. */
+/* As lib/isa/fence.h: before the first load of a read. */
 static inline void fence_before_read(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -72,7 +72,7 @@ static inline void fence_before_read(void)
 #endif
 }
 
-/* As lib/copy/fence.h: after the last store of a write. */
+/* As lib/isa/fence.h: after the last store of a write. */
 static inline void fence_after_write(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

@@ -5,7 +5,7 @@ bytes asked for, with poisoned neighbours; a Window serves in-range,
 aligned plain ints itself and hands everything else (out of range,
 misaligned, negative, too wide, not an int, keywords, read-only, closed,
 in a fork child) to its fallbacks untouched; its fences are the
-library's (lib/copy/fence.h)."""
+library's (lib/isa/fence.h)."""
 
 import ctypes
 import os
@@ -259,6 +259,6 @@ if os.path.isfile(FENCE_H):
         CHECK(a and a == b, "%s differs from fence.h's %s: %r, %r" %
               (mine, lib, a, b))
 else:
-    check.skip("no lib/copy/fence.h here")
+    check.skip("no lib/isa/fence.h here")
 
 check.done()
