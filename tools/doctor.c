@@ -17,7 +17,7 @@
 
 #include "affinity.h"
 #include "commands.h"
-#include "cudaload.h"
+#include "tools_cuda.h"
 #include "doctor.h"
 #include "session.h"
 
@@ -144,7 +144,7 @@ static void default_check(struct checks *cs, const struct backend_probe *bp,
 		return;
 	}
 	*chosen = NULL;
-	partial = gdrmap_open_backend(bp, def);
+	partial = doctor_open_pick(bp, def);
 	if (partial) {
 		/* GDRCopy's rule, on purpose (backend_select.c). */
 		check_add(cs, "backend", V_OK,

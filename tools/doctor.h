@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "checks.h"
-#include "cudaload.h"
+#include "tools_cuda.h"
 #include "diag/diag.h"
 #include "json.h"
 
@@ -121,8 +121,8 @@ void probe_backends(struct backend_probe *bp, struct default_open *def,
  * none: the first usable one, which gdr_open left out as partial (it maps
  * only cuMemCreate memory).  NULL otherwise.
  */
-const char *gdrmap_open_backend(const struct backend_probe *bp,
-				const struct default_open *def);
+const char *doctor_open_pick(const struct backend_probe *bp,
+			     const struct default_open *def);
 
 #define MAX_GPUS 16
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cudaload.h"
+#include "tools_cuda.h"
 #include "doctor.h"
 #include "session.h"
 #include "stats.h"
@@ -354,8 +354,8 @@ static void probe_default(struct default_open *d)
 		 last[0] ? last : strerror(d->err));
 }
 
-const char *gdrmap_open_backend(const struct backend_probe *bp,
-				const struct default_open *def)
+const char *doctor_open_pick(const struct backend_probe *bp,
+			     const struct default_open *def)
 {
 	int i;
 

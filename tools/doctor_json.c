@@ -8,7 +8,7 @@
 #include <sys/utsname.h>
 
 #include "affinity.h"
-#include "cudaload.h"
+#include "tools_cuda.h"
 #include "doctor.h"
 #include "session.h"
 
@@ -165,7 +165,7 @@ void doctor_json(const struct report *r)
 		 r->def->env[0] ? r->def->env : NULL);
 	json_str(&j, "default_backend_error", r->def->ok ? NULL : r->def->why);
 	json_str(&j, "gdrmap_open_backend",
-		 r->def->ok ? r->chosen : gdrmap_open_backend(r->bp, r->def));
+		 r->def->ok ? r->chosen : doctor_open_pick(r->bp, r->def));
 	mf_json(&j, r->mf, r->pin);
 
 	json_bool(&j, "nvidia_peermem_loaded", module_loaded("nvidia_peermem"));

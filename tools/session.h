@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "affinity.h"
-#include "cudaload.h"
+#include "tools_cuda.h"
 #include "gdrapi.h"
 #include "json.h"
 #include "opts.h"

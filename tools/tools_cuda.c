@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* libcuda.so.1 loaded at run time for the tools (cudaload.h). */
+/* libcuda.so.1 loaded at run time for the tools (tools_cuda.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "affinity.h"
 #include "cuda_load.h"
-#include "cudaload.h"
+#include "tools_cuda.h"
 
 static struct tcu cu;
 static int loaded;		/* 0 not tried, 1 ok, -1 failed */

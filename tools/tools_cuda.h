@@ -7,8 +7,8 @@
  * some subcommands need are optional: the simulated GPU's libcuda, for
  * one, runs no kernels.
  */
-#ifndef GDRMAP_TOOLS_CUDALOAD_H
-#define GDRMAP_TOOLS_CUDALOAD_H
+#ifndef GDRMAP_TOOLS_CUDA_H
+#define GDRMAP_TOOLS_CUDA_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -98,4 +98,4 @@ int tcu_device_info(const struct tcu *cu, int index, struct gpu_info *gi,
 int tcu_use_device(const struct tcu *cu, int index, CUcontext *ctx,
 		   char *err, size_t errlen);
 
-#endif /* GDRMAP_TOOLS_CUDALOAD_H */
+#endif /* GDRMAP_TOOLS_CUDA_H */
