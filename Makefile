@@ -67,8 +67,8 @@ CHECK_ALL_SUITES = $(CHECK_SUITES) check-kbuild check-dkms \
 .PHONY: all check check-all install uninstall clean
 all:
 
-# copy.mk first: lib.mk's rules need COPY_OBJS when they are read.
-include lib/copy/copy.mk
+# isa.mk first: lib.mk's rules need ISA_OBJS when they are read.
+include lib/isa/isa.mk
 include lib/lib.mk
 include tests/unit/unit.mk
 include tests/libfuzzer/libfuzzer.mk

@@ -29,7 +29,7 @@
 #include "cuda_defs.h"
 #include "cuda_funcs.h"
 #include "cuda_load.h"
-#include "copy/copy.h"
+#include "isa/copy.h"
 #include "gdrapi.h"
 
 #define ALLOC	(256UL << 20)

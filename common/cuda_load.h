@@ -2,8 +2,8 @@
 /*
  * libcuda.so.1 loaded at run time (dlopen), so that what uses CUDA builds
  * without the CUDA toolkit and runs, or fails cleanly, without a GPU.
- * The one loader of the library (lib/cuda.c), the gdrmap command
- * (tools/cudaload.c), the GPU tests (tests/gpu/gpu.h) and the benchmarks:
+ * The one loader of the library (lib/base/cuda_scope.c), the gdrmap command
+ * (tools/tools_cuda.c), the GPU tests (tests/gpu/gpu.h) and the benchmarks:
  * each lists the functions it calls as a table of struct cuda_sym, and
  * words for its own users what a failure means.
  */

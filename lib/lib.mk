@@ -4,21 +4,23 @@ LIB_SONAME   := libgdrapi.so.2
 LIB_REALNAME := libgdrapi.so.2.6
 LIB_MAP      := lib/libgdrapi.map
 
+# One folder per concern, in layers (docs/layout.md, whose include rule
+# tests/tree/test_lib_layers.sh checks).  lib/isa/ is built by
+# lib/isa/isa.mk, each file with its own instruction-set flags.
 # common/cuda_load.c: the loader of libcuda.so.1 the whole tree shares.
-LIB_SRCS := $(wildcard lib/*.c) common/cuda_load.c
+LIB_SRCS := $(filter-out lib/isa/%,$(wildcard lib/*/*.c)) common/cuda_load.c
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS))
 
-# Why the module-free backend cannot work here (diag*.c) and the Vulkan
-# devices it enumerates (vulkan.c), built once into an archive of their
-# own that the library links and the gdrmap command links too (doctor
-# needs the facts, not only the text a libgdrapi.so.2 gives, and the
-# library in use may be another one).  They call nothing else of the
-# library.
-LIB_DIAG_OBJS := $(patsubst %.c,$(O)/%.o,$(wildcard lib/diag*.c) lib/vulkan.c)
+# Why the module-free backend cannot work here (lib/diag/diag*.c) and the
+# Vulkan devices it enumerates (lib/diag/vulkan.c), built once into an
+# archive of their own that the library links and the gdrmap command
+# links too (doctor needs the facts, not only the text a libgdrapi.so.2
+# gives, and the library in use may be another one).  They call nothing
+# else of the library.
+LIB_DIAG_OBJS := $(patsubst %.c,$(O)/%.o,$(wildcard lib/diag/*.c))
 LIB_DIAG_A    := $(O)/lib/libgdrdiag.a
 
-# COPY_OBJS comes from lib/copy/copy.mk.
-LIB_ALL_OBJS = $(LIB_OBJS) $(COPY_OBJS)
+LIB_ALL_OBJS = $(LIB_OBJS) $(ISA_OBJS)
 LIB_SO_INPUTS = $(filter-out $(LIB_DIAG_OBJS),$(LIB_ALL_OBJS)) $(LIB_DIAG_A)
 
 LIB_SO     := $(O)/lib/$(LIB_REALNAME)
@@ -32,7 +34,7 @@ lib: $(LIB_SO) $(O)/lib/$(LIB_SONAME) $(O)/lib/libgdrapi.so $(LIB_INTERNAL_A) \
 
 $(O)/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -MMD -MP -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -Ilib -fPIC -MMD -MP -c -o $@ $<
 
 # Built once, position independent, for the library and for every other
 # program of the tree that loads CUDA (the command, tests, benchmarks).

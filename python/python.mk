@@ -53,7 +53,7 @@ python-helper:
 		Python.h in $$2: install its headers (Debian: apt-get install \
 		python3-dev)" >&2; exit 1; }; \
 	[ "$$so" -nt python/gdrmap/_fastflag.c ] && \
-		[ "$$so" -nt lib/copy/fence.h ] && exit 0; \
+		[ "$$so" -nt lib/isa/fence.h ] && exit 0; \
 	echo "$(CC) $(ALL_CFLAGS) -fPIC -shared -isystem $$2 -o $$so python/gdrmap/_fastflag.c"; \
 	$(CC) $(ALL_CFLAGS) -fPIC -shared -isystem "$$2" -o "$$so.tmp" \
 		python/gdrmap/_fastflag.c; \

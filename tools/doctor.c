@@ -17,7 +17,7 @@
 
 #include "affinity.h"
 #include "commands.h"
-#include "cudaload.h"
+#include "tools_cuda.h"
 #include "doctor.h"
 #include "session.h"
 

@@ -10,10 +10,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "backend.h"
+#include "base/backend.h"
 #include "checks.h"
-#include "cudaload.h"
-#include "diag.h"
+#include "tools_cuda.h"
+#include "diag/diag.h"
 #include "json.h"
 
 /* --- the system: sysfs, modules, the library in use (doctor_sys.c) --- */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cudaload.h"
+#include "tools_cuda.h"
 #include "doctor.h"
 #include "session.h"
 #include "stats.h"

@@ -8,7 +8,7 @@
 #include <sys/utsname.h>
 
 #include "affinity.h"
-#include "cudaload.h"
+#include "tools_cuda.h"
 #include "doctor.h"
 #include "session.h"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * doctor's module-free checks: the library's own diagnosis (lib/diag*.c
- * and lib/vulkan.c, the archive libgdrdiag.a linked into the command as
- * well, so the findings and their words are the library's whichever
- * libgdrapi.so.2 is loaded)
+ * doctor's module-free checks: the library's own diagnosis (lib/diag/,
+ * the archive libgdrdiag.a linked into the command as well, so the
+ * findings and their words are the library's whichever libgdrapi.so.2 is
+ * loaded)
  * made into one check per finding; and which allocators' memory this
  * machine can pin, with a module and without.
  */
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "doctor.h"
-#include "rm_abi.h"
-#include "vulkan_api.h"
+#include "backends/rm_abi.h"
+#include "diag/vulkan_api.h"
 
 void mf_diagnose(struct mf *m, const struct tcu *cu)
 {
@@ -65,7 +65,7 @@ void mf_checks(struct checks *cs, const struct mf *m, bool must_work)
 }
 
 /* Whether the backend of GDRMAP_ATTR_BACKEND value id opened (bp is in
- * the library's order, lib/backend.h). */
+ * the library's order, lib/base/backend.h). */
 static bool opened(const struct backend_probe *bp, int id)
 {
 	int i;

@@ -12,8 +12,8 @@
 #include <stddef.h>
 
 #include "affinity.h"
-#include "backend.h"
-#include "cudaload.h"
+#include "base/backend.h"
+#include "tools_cuda.h"
 #include "gdrapi.h"
 #include "json.h"
 #include "opts.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * What copy-only pins (lib/copy_only.c) rely on, as NVIDIA's driver
+ * What copy-only pins (lib/paths/copy_only_pins.c) rely on, as NVIDIA's driver
  * answers it: cuPointerGetAttributes for legacy memory of the primary
  * context and of a created one, VMM memory, a hole between allocations
  * inside CUDA's address space, and host memory, under no context and

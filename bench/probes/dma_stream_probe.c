@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Which way of asking the copy engine for a host<->GPU copy is fastest,
- * size by size: what lib/dma.c does (cuMemcpy*Async on a private
+ * size by size: what lib/paths/dma.c does (cuMemcpy*Async on a private
  * non-blocking stream, then cuStreamSynchronize) beside the legacy stream
  * (what PyTorch's copy_ and cudaMemcpyAsync on the default stream use), a
  * created blocking stream, the synchronous cuMemcpyHtoD/DtoH, and the

@@ -18,8 +18,8 @@
  * messages of its own to keep in step.
  *
  * The accesses are those of the library's copy routines for a naturally
- * aligned value of 1, 2, 4 or 8 bytes (lib/copy/copy.h's contract; the
- * generic set of lib/copy/copy_generic.c and lib/copy/walk.h):
+ * aligned value of 1, 2, 4 or 8 bytes (lib/isa/copy.h's contract; the
+ * generic set of lib/isa/copy_generic.c and lib/isa/walk.h):
  *
  *  - a read is a full fence, then one naturally aligned load of the
  *    value's width: the fence drains the CPU's streaming-load buffers,
@@ -30,7 +30,7 @@
  *    and is ordered before any later store (a doorbell).
  *
  * The fences are the library's own: gdrmap/fence.h is a link to
- * lib/copy/fence.h, which a copy of python/ (the sdist, pip's) carries
+ * lib/isa/fence.h, which a copy of python/ (the sdist, pip's) carries
  * as a file.  Accesses are volatile, so the compiler neither splits,
  * merges nor widens them.
  *

@@ -1,1 +1,1 @@
-../../lib/copy/fence.h
+../../lib/isa/fence.h

@@ -23,8 +23,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-#include "log.h"
+#include "base/internal.h"
+#include "base/log.h"
 
 enum mock_op {
 	OP_OPEN, OP_PIN, OP_MAP, OP_UNMAP, OP_UNPIN, OP_CLOSE, OP_COPY, NR_OPS

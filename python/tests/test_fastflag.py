@@ -5,7 +5,7 @@ bytes asked for, with poisoned neighbours; a Window serves in-range,
 aligned plain ints itself and hands everything else (out of range,
 misaligned, negative, too wide, not an int, keywords, read-only, closed,
 in a fork child) to its fallbacks untouched; its fences are the
-library's (lib/copy/fence.h, linked as gdrmap/fence.h)."""
+library's (lib/isa/fence.h, linked as gdrmap/fence.h)."""
 
 import ctypes
 import os
@@ -240,12 +240,12 @@ raises(TypeError, ff.Window, W0, 8, False, FALLBACKS[:3], match="4")
 raises(TypeError, ff.Window, W0, 8, False, (1, 2, 3, 4), match="callable")
 
 # The fences are the library's: the helper includes gdrmap/fence.h, a
-# link to lib/copy/fence.h, so there is no copy to drift.
+# link to lib/isa/fence.h, so there is no copy to drift.
 FENCE_H = os.path.join(check.PYTHON_DIR, "gdrmap", "fence.h")
-if os.path.isfile(os.path.join(check.TOP, "lib", "copy", "fence.h")):
+if os.path.isfile(os.path.join(check.TOP, "lib", "isa", "fence.h")):
     CHECK(os.path.islink(FENCE_H) and os.path.samefile(
-        FENCE_H, os.path.join(check.TOP, "lib", "copy", "fence.h")),
-        "python/gdrmap/fence.h is not a link to lib/copy/fence.h")
+        FENCE_H, os.path.join(check.TOP, "lib", "isa", "fence.h")),
+        "python/gdrmap/fence.h is not a link to lib/isa/fence.h")
 else:
-    check.skip("no lib/copy/fence.h here")
+    check.skip("no lib/isa/fence.h here")
 check.done()

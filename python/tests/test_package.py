@@ -184,7 +184,7 @@ with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(check.PYTHON_DIR, "gdrmap", "fence.h"),
                   "rb") as f:
             CHECK(fence == f.read(), "the sdist's gdrmap/fence.h is not "
-                  "lib/copy/fence.h")
+                  "lib/isa/fence.h")
 
 with tempfile.TemporaryDirectory() as tmp:
     # pip builds in the source directory: give it a copy.

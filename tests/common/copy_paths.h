@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Which of gdrmap_copy_*'s forced paths refuse a copy (lib/copy_auto.c,
+ * Which of gdrmap_copy_*'s forced paths refuse a copy (lib/paths/path_auto.c,
  * gdrapi.h): what the copy tests of every tier expect of the _via calls.
  */
 #ifndef GDRMAP_TEST_COPY_PATHS_H

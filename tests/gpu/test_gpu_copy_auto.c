@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * gdrmap_copy_* on a real GPU (lib/copy_auto.c): memory from
+ * gdrmap_copy_* on a real GPU (lib/paths/path_auto.c): memory from
  * gdrmap_mem_alloc, pinned and mapped, copied both ways at sizes from one
  * byte to 6 MiB by the best-path calls (enough copies to finish measuring
  * each size and go on with the choice) and by each forced path, at odd

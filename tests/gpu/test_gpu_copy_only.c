@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Copy-only pins on a real GPU (lib/copy_only.h), where the backend is a
- * module-free one: cuMemAlloc memory allocated in the primary context and
+ * Copy-only pins on a real GPU (lib/paths/copy_only_pins.h), where the backend
+ * is a module-free one: cuMemAlloc memory allocated in the primary context and
  * in a context of the test's own, VMM memory without a POSIX fd handle
  * type, and the 64 KiB window UCX pins around a 16-byte buffer, each
  * pinned, mapped and copied both ways at several sizes (poisoned, every

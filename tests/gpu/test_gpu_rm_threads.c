@@ -2,8 +2,8 @@
 /*
  * The rm backend learns which RM objects lie behind CUDA memory by
  * watching libcuda's own ioctl import for the length of one export call
- * (lib/rm_capture.c).  This test holds it to its promise, the way UCX and
- * NCCL load the library: dlopen'ed RTLD_LOCAL, in a process whose other
+ * (lib/backends/rm_capture.c).  This test holds it to its promise, the way UCX
+ * and NCCL load the library: dlopen'ed RTLD_LOCAL, in a process whose other
  * threads make CUDA calls (copies, allocations: ioctls through libcuda)
  * and plain ioctls the whole time.
  *  - every pin maps the right memory: bytes checked both ways, every one;

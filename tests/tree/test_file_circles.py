@@ -23,7 +23,8 @@ BUILD = os.environ.get("GDRMAP_BUILD") or os.path.join(TOP, "build")
 
 # Objects linked together, by the directories of their sources.
 GROUPS = {
-    "the library (lib/, lib/copy/, common/)": ["lib", "lib/copy", "common"],
+    "the library (lib/*/, common/)": ["lib/" + d for d in (
+        "base", "isa", "diag", "backends", "paths", "api")] + ["common"],
     "the gdrmap command (tools/)": ["tools"],
     "the simulated GPU's CUDA (sim/libcuda/)": ["sim/libcuda"],
 }

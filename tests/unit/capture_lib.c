@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "rm_abi.h"
+#include "backends/rm_abi.h"
 
 int gdrtest_export(int fd, uint32_t client, const uint32_t *handles,
 		   const uint64_t *offsets, const uint64_t *sizes,

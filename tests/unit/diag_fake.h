@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fake machines for the diagnosis's tests (lib/diag*.c): a directory
+ * Fake machines for the diagnosis's tests (lib/diag/): a directory
  * standing for /, an environment, and a loader that "loads" a library
  * when <root>/lib/<its file name> exists.  That file's text decides:
  * empty, it loads; "missing NAME", NAME cannot be found; "elf32", it is
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "diag.h"
+#include "diag/diag.h"
 
 static char fake_root[256];
 

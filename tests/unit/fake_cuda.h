@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A fake CUDA driver of FAKE_DEVS devices for host tests of the library's
- * context handling (lib/cuda.c's scopes and their users).  It follows what
- * the real driver was measured to do (bench/results/h100/2026-11-23-probes):
- * each thread has a current context (none at first); each device has a
- * primary context, created by its first retain and destroyed by its last
- * release, and tests create contexts of their own; cuPointerGetAttribute
- * answers under any context; cuMemGetAddressRange and
- * cuMemGetHandleForAddressRange fail with INVALID_CONTEXT under none and
+ * context handling (lib/base/cuda_scope.c's scopes and their users).  It
+ * follows what the real driver was measured to do
+ * (bench/results/h100/2026-11-23-probes): each thread has a current context
+ * (none at first); each device has a primary context, created by its first
+ * retain and destroyed by its last release, and tests create contexts of their
+ * own; cuPointerGetAttribute answers under any context; cuMemGetAddressRange
+ * and cuMemGetHandleForAddressRange fail with INVALID_CONTEXT under none and
  * NOT_FOUND under another device's context; any context of the owner
  * answers, also for legacy memory of another of its contexts.
  *
@@ -36,7 +36,7 @@
 #include <stdatomic.h>
 #include <sys/types.h>
 
-#include "cuda_syms.h"
+#include "base/cuda_syms.h"
 
 #define FAKE_DEVS	3
 #define FAKE_GRAN	(2UL << 20)

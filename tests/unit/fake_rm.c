@@ -59,8 +59,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "cuda_syms.h"
+#include "base/backend.h"
+#include "base/cuda_syms.h"
 #include "fake_rm.h"
 
 const char *fake_rm_version;

@@ -2,13 +2,13 @@
 /*
  * A fake nvidia.ko resource manager (RM) for the host tests of the rm
  * backend, served through the library's one table of system calls
- * (struct gdr_rm_os, lib/rm_os.h): a test calls fake_rm_install() and
+ * (struct gdr_rm_os, lib/backends/rm_os.h): a test calls fake_rm_install() and
  * the library's /dev/nvidia* files, ioctls, mmaps and libcuda exports
  * all reach this fake instead of the system.
  *
  * It answers at the ioctl level, as nvidia.ko does: it decodes the real
- * argument structs of lib/rm_abi.h, takes each argument's size from the
- * request number and refuses one of another size, refuses a control-file
+ * argument structs of lib/backends/rm_abi.h, takes each argument's size from
+ * the request number and refuses one of another size, refuses a control-file
  * escape on a GPU's file and the reverse, and follows RM's rules for
  * clients, objects, duplication and CPU mappings.  Each rule names the
  * function of NVIDIA's open-gpu-kernel-modules (580.142) that it models,
@@ -35,8 +35,8 @@
 #include <sys/types.h>
 
 #include "fake_cuda.h"
-#include "rm_abi.h"
-#include "rm_os.h"
+#include "backends/rm_abi.h"
+#include "backends/rm_os.h"
 
 /* The driver version the fake answers unless fake_rm_version is set. */
 #define FAKE_RM_VERSION		"580.142"

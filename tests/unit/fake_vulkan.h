@@ -5,7 +5,7 @@
  * the fake CUDA exports, maps them with mmap, and counts imports and
  * imports that went to a Vulkan device with another UUID.
  *
- * It replaces lib/vulkan.c: defining gdr_vk_get, gdr_vk_devices and
+ * It replaces lib/diag/vulkan.c: defining gdr_vk_get, gdr_vk_devices and
  * gdr_vk_gpu_by_uuid here keeps the linker from taking them from the
  * library's archive, so include it in one file of a test program.
  */
@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "diag.h"
+#include "diag/diag.h"
 #include "fake_cuda.h"
-#include "vulkan_api.h"
+#include "diag/vulkan_api.h"
 
 static struct gdr_vk fvk;
 static const int vk_order[FAKE_DEVS] = { 2, 0, 1 };	/* CUDA device */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "base/internal.h"
 
 static atomic_int mock_pins, mock_maps;
 static gdr_mapping_type_t mock_map_type = GDR_MAPPING_TYPE_WC;

@@ -13,7 +13,7 @@
 
 #include "check.h"
 #include "fake_cuda.h"
-#include "internal.h"
+#include "base/internal.h"
 
 /* A library call that must return want and keep the current context. */
 #define LIB(expr, want)							\

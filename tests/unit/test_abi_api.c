@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "gdrapi.h"
-#include "internal.h"
+#include "base/internal.h"
 
 #define OFF(type, field, want)						\
 	CHECK(offsetof(type, field) == (want), #type "." #field		\

@@ -142,7 +142,7 @@ int main(void)
 	      "says the forced backend failed: %s", o.log);
 	CHECK(strstr(o.log, "gdrdrv") == NULL || strstr(o.log, "load gdrdrv"),
 	      "did not try gdrdrv: %s", o.log);
-	/* The diagnosis (lib/diag*.c, tested on fake machines) reaches
+	/* The diagnosis (lib/diag/, tested on fake machines) reaches
 	 * gdrmap_last_error(): here, the missing GPU is one of its causes. */
 	if (access("/dev/nvidiactl", F_OK))
 		CHECK(strstr(o.last, "what stops it here:\n    - ") &&

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * gdrmap_copy_* (lib/copy_auto.c) on the fake CUDA: at every size, both
+ * gdrmap_copy_* (lib/paths/path_auto.c) on the fake CUDA: at every size, both
  * directions, whatever path the measuring picks, every byte arrives and
  * nothing around it changes; each forced path moves the right bytes or
  * is refused with nothing copied; the choice settles once measured; a

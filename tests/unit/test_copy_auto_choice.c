@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * How gdrmap_copy_* choose (lib/copy_auto.c), with the cost of each
+ * How gdrmap_copy_* choose (lib/paths/path_auto.c), with the cost of each
  * measuring copy replaced by a model of an H200 (a read through the
  * mapping ~1 µs a line-fill round trip plus ~1 GB/s, threads four times
  * that after a wake-up, DMA ~6 µs plus ~40 GB/s; a write through the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * GDRMAP_COPY_PATH (lib/copy_auto.c): dma sends every best-path copy to
+ * GDRMAP_COPY_PATH (lib/paths/path_auto.c): dma sends every best-path copy to
  * the copy engine, threads every read large enough to split to the
  * helpers (writes, which threads do not serve, stay on the mapping), and
  * a value that is not a path is reported and ignored.  Every copy

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "copy/copy.h"
+#include "isa/copy.h"
 
 #define MAX_SMALL	1024
 #define OFFSETS		64

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "copy/copy.h"
+#include "isa/copy.h"
 
 #define OFFSETS		64
 #define FAILS_SHOWN	10

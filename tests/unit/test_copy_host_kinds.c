@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * gdrmap_copy_* per kind of host buffer (lib/copy_auto.c): with a model
+ * gdrmap_copy_* per kind of host buffer (lib/paths/path_auto.c): with a model
  * of the paths in which DMA from pinned memory is fast and CUDA's own
  * staging of pageable memory slow, large copies from pinned memory end on
  * DMA and from pageable memory on the staged path, each kind measured on

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Copy-only pins (lib/copy_only.h) on a fake CUDA of several devices: the
- * memory the module-free backends cannot map (under the vulkan backend
- * cuMemAlloc memory, VMM memory without a POSIX fd handle type, a window
- * that runs past its allocation; under both, the 64 KiB window UCX pins
+ * Copy-only pins (lib/paths/copy_only_pins.h) on a fake CUDA of several
+ * devices: the memory the module-free backends cannot map (under the vulkan
+ * backend cuMemAlloc memory, VMM memory without a POSIX fd handle type, a
+ * window that runs past its allocation; under both, the 64 KiB window UCX pins
  * around a small buffer whose ends fall between allocations) pins, maps
  * and copies both ways, byte for byte, from every starting context, by
  * DMA on a non-blocking stream of the memory's own context; a load

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "copy/copy.h"
-#include "copy/cpu.h"
+#include "isa/copy.h"
+#include "isa/cpu.h"
 
 static const struct gdr_copy_impl *first_supported(void)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Threaded reads (lib/copy_threads.c) on ordinary memory: every size and
+ * Threaded reads (lib/paths/threads.c) on ordinary memory: every size and
  * source alignment reads exactly the bytes asked, in parts that start on
  * the source's 64-byte lines (no line read by two parts) and cover the
  * range once; many reads in a row, some while the helpers sleep, stay
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "copy_threads.h"
+#include "paths/threads.h"
 
 #define MAX	(1 << 20)
 

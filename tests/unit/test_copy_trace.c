@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "copy/copy.h"
+#include "isa/copy.h"
 
 #if defined(__x86_64__)
 

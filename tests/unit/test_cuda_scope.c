@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * lib/cuda.c's scopes on a fake CUDA of FAKE_DEVS devices: entering a
- * device or the owner of a pointer, from every starting context (none, a
+ * lib/base/cuda_scope.c's scopes on a fake CUDA of FAKE_DEVS devices: entering
+ * a device or the owner of a pointer, from every starting context (none, a
  * context of the owner, primary or the caller's own, or of another
  * device), makes a context of the right device current and leaving
  * restores exactly the caller's; the primary context is created once per

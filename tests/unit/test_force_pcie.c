@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * GDR_PIN_FLAG_FORCE_PCIE, the same answer from every module-free backend
- * (lib/force_pcie.c) on GPUs without a coherent link, as the fake's are:
- * the pin is refused with EOPNOTSUPP and a reason that says why, nothing
+ * (lib/backends/force_pcie.c) on GPUs without a coherent link, as the fake's
+ * are: the pin is refused with EOPNOTSUPP and a reason that says why, nothing
  * is left pinned, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE is 0 (dmabuf:
  * 1, as GDRCopy's library reports in dma-buf mode), and the same memory
  * pins without the flag.

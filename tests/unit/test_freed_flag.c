@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * gdr_get_callback_flag without a module (lib/buffer_id.c), on a fake
+ * gdr_get_callback_flag without a module (lib/backends/buffer_id.c), on a fake
  * CUDA that gives every allocation and every cuMemMap a new buffer ID, as
  * CUDA does: under the vulkan and dmabuf backends and for copy-only pins,
  * the flag is 0 while the memory is the one pinned, and 1 once it was

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * rm_capture_run, the mechanism under the rm backend's export
- * (lib/rm_capture.c), on a stand-in for libcuda: libgdrtest_capture.so
+ * (lib/backends/rm_capture.c), on a stand-in for libcuda: libgdrtest_capture.so
  * (capture_lib.c), dlopen'ed RTLD_LOCAL, which calls ioctl() through its
  * own import.  This program answers the stand-in's nvidia.ko requests
  * itself: it defines ioctl (exported, -rdynamic), answers requests on
@@ -42,8 +42,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rm_abi.h"
-#include "rm_os.h"
+#include "backends/rm_abi.h"
+#include "backends/rm_os.h"
 
 #if defined(__x86_64__)
 #define R_JUMP_SLOT R_X86_64_JUMP_SLOT

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Copy-only pins (lib/copy_only.h) on the simulated GPUs, with the dmabuf
- * backend (GDRMAP_BACKEND=dmabuf, nvsim's dmabuf=1; set and restored):
+ * Copy-only pins (lib/paths/copy_only_pins.h) on the simulated GPUs, with the
+ * dmabuf backend (GDRMAP_BACKEND=dmabuf, nvsim's dmabuf=1; set and restored):
  * one dma-buf covers one allocation, so the 64 KiB window UCX pins around
  * a 16-byte cuMemAlloc buffer cannot be exported and is pinned copy-only.
  * On every GPU, the buffers allocated in a context created on it (the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gdr_get_callback_flag without a module (lib/buffer_id.c) on the
+ * gdr_get_callback_flag without a module (lib/backends/buffer_id.c) on the
  * simulated GPU, whose CUDA gives every allocation and every cuMemMap a
  * buffer ID never reused, as CUDA does: with the dmabuf backend
  * (GDRMAP_BACKEND=dmabuf, nvsim's dmabuf=1, set and restored), a pin of

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DMA on private streams (dma.h).
+ *
+ * Where the bytes go is decided when each copy runs, from the address:
+ * CUDA tells the owning context in one query (cuPointerGetAttributes, a
+ * fraction of a microsecond beside the DMA), so a pin needs no CUDA
+ * object of its own and a window that covers several allocations (UCX
+ * pins 64 KiB-aligned windows around small buffers) copies into
+ * whichever one holds the bytes.
+ *
+ * One queue per context: a non-blocking stream and a pinned bounce
+ * buffer.  Small copies go through the bounce buffer, which saves the
+ * pageable path's staging (about 1 µs a read on an H200); larger ones
+ * from memory CUDA has pinned go straight, and from pageable memory
+ * through CUDA's own pipelined staging, or ours (dma_stage.c), where the
+ * helper threads share the CPU's part.  Queues live as long as the
+ * process; one whose context was destroyed is made again.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cuda_api.h"
+#include "base/log.h"
+#include "dma.h"
+#include "dma_stage.h"
+
+/* Copies up to this size go through the queue's pinned buffer. */
+#define BOUNCE_SIZE	(64UL << 10)
+/* Below this, copying through the bounce buffer costs less than asking
+ * CUDA whether the host memory is pinned. */
+#define ALWAYS_BOUNCE	(4UL << 10)
+
+struct queue {
+	struct queue *next;
+	CUcontext key;		/* the memory's context; NULL: dev's primary */
+	int dev;
+	pthread_mutex_t lock;	/* one copy at a time: stream and bounce */
+	CUstream stream;	/* NULL until made, and after its context died */
+	void *bounce;
+	struct gdr_stage stage;	/* the staged path's, made on first use */
+};
+
+static struct queue *queues;
+static pthread_mutex_t queues_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The queue for memory of context key (NULL: dev's primary). */
+static struct queue *queue_of(CUcontext key, int dev)
+{
+	struct queue *q;
+
+	pthread_mutex_lock(&queues_lock);
+	for (q = queues; q; q = q->next)
+		if (q->key == key && q->dev == dev)
+			break;
+	if (!q) {
+		q = calloc(1, sizeof(*q));
+		if (q) {
+			q->key = key;
+			q->dev = dev;
+			pthread_mutex_init(&q->lock, NULL);
+			q->next = queues;
+			queues = q;
+		}
+	}
+	pthread_mutex_unlock(&queues_lock);
+	return q;
+}
+
+/* Make q's stream and bounce buffer in scope s; q->lock held. */
+static CUresult queue_start(struct queue *q, const struct gdr_cuda_scope *s)
+{
+	CUresult res;
+
+	res = s->call->StreamCreate(&q->stream, CU_STREAM_NON_BLOCKING);
+	if (res != CUDA_SUCCESS) {
+		q->stream = NULL;
+		return res;
+	}
+	/* Without it, copies go straight from and to the caller's memory. */
+	if (s->call->MemHostAlloc(&q->bounce, BOUNCE_SIZE, 0) != CUDA_SUCCESS)
+		q->bounce = NULL;
+	return CUDA_SUCCESS;
+}
+
+/* Results that mean the queue's context is gone (and its stream too). */
+static int context_gone(CUresult res)
+{
+	return res == CUDA_ERROR_CONTEXT_IS_DESTROYED ||
+	       res == CUDA_ERROR_INVALID_CONTEXT ||
+	       res == CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* One copy on q; q->lock held. */
+static CUresult queue_copy(struct queue *q, uint64_t gpu, void *host,
+			   size_t n, int to_gpu, int may_bounce, int staged)
+{
+	struct gdr_cuda_scope s;
+	int bounce;
+	CUresult res;
+
+	res = gdr_cuda_enter_ctx(q->key, q->dev, &s);
+	if (res != CUDA_SUCCESS)
+		return res;
+	if (!q->stream)
+		res = queue_start(q, &s);
+	bounce = may_bounce && q->bounce && n <= BOUNCE_SIZE;
+	if (res == CUDA_SUCCESS && staged) {
+		res = gdr_stage_copy(&q->stage, &s, gpu, host, n, to_gpu);
+		/* No pinned memory for the buffers: CUDA's staging instead. */
+		if (res == CUDA_ERROR_OUT_OF_MEMORY && !q->stage.made)
+			staged = 0;
+		else
+			goto done;
+	}
+	if (res == CUDA_SUCCESS && to_gpu) {
+		if (bounce)
+			memcpy(q->bounce, host, n);
+		res = s.call->MemcpyHtoDAsync(gpu, bounce ? q->bounce : host, n,
+					      q->stream);
+	} else if (res == CUDA_SUCCESS) {
+		res = s.call->MemcpyDtoHAsync(bounce ? q->bounce : host, gpu, n,
+					      q->stream);
+	}
+	if (res == CUDA_SUCCESS)
+		res = s.call->StreamSynchronize(q->stream);
+	if (res == CUDA_SUCCESS && !to_gpu && bounce)
+		memcpy(host, q->bounce, n);
+done:
+	if (context_gone(res)) {
+		/* Its context was destroyed, and a new one may have its
+		 * handle: the next copy makes a new stream (what is left of
+		 * the old one is freed if anything is). */
+		if (q->stream)
+			s.call->StreamDestroy(q->stream);
+		if (q->bounce)
+			s.call->MemFreeHost(q->bounce);
+		gdr_stage_free(&q->stage, &s);
+		q->stream = NULL;
+		q->bounce = NULL;
+	}
+	gdr_cuda_leave(&s);
+	return res;
+}
+
+static int dma(uint64_t gpu, void *host, size_t n, int to_gpu, int staged,
+	       const char *caller)
+{
+	struct gdr_cuda_ptr p;
+	struct queue *q;
+	CUresult res;
+	char err[160];
+	int tries, may_bounce;
+
+	gdr_cuda_pointer(gpu, &p);
+	if (p.dev < 0 || p.managed) {
+		gdr_err("%s: there is no GPU memory at 0x%llx (freed since it was pinned?): a copy by DMA goes to and from the memory at the address when the copy runs, so keep it allocated while it is pinned",
+			caller, (unsigned long long)gpu);
+		return EINVAL;
+	}
+	q = queue_of(p.ctx, p.dev);
+	if (!q) {
+		gdr_err("%s: out of memory", caller);
+		return ENOMEM;
+	}
+	may_bounce = n <= ALWAYS_BOUNCE ||
+		     (n <= BOUNCE_SIZE && !gdr_cuda_host_pinned(host, n));
+	pthread_mutex_lock(&q->lock);
+	for (tries = 0; tries < 2; tries++) {
+		res = queue_copy(q, gpu, host, n, to_gpu, may_bounce,
+				 staged);
+		if (!context_gone(res))
+			break;
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (res == CUDA_SUCCESS)
+		return 0;
+	gdr_err("%s: copying %zu bytes %s 0x%llx on CUDA device %d failed: %s",
+		caller, n, to_gpu ? "to" : "from", (unsigned long long)gpu,
+		p.dev, gdr_cuda_error(gdr_cuda_get(NULL, 0), res, err,
+				      sizeof(err)));
+	return res == CUDA_ERROR_INVALID_VALUE ? EINVAL : EIO;
+}
+
+int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu,
+	    const char *caller)
+{
+	return dma(gpu, host, n, to_gpu, 0, caller);
+}
+
+int gdr_dma_staged(uint64_t gpu, void *host, size_t n, int to_gpu,
+		   const char *caller)
+{
+	return dma(gpu, host, n, to_gpu, 1, caller);
+}

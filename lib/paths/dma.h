@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copies between host memory and GPU memory by the GPU's copy engine, on
+ * a private non-blocking stream of the memory's own context: never
+ * ordered behind the application's work (a kernel spinning on a flag
+ * the CPU is about to write would otherwise deadlock it), complete when
+ * the call returns.  Serves copy-only pins (copy_only_pins.c) and the DMA path
+ * of gdrmap_copy_* (path_auto.c).
+ */
+#ifndef GDRMAP_DMA_H
+#define GDRMAP_DMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Copy n bytes between host and the GPU memory at gpu (to_gpu: host ->
+ * gpu).  0, or a positive errno with the reason logged under caller's
+ * name: EINVAL when no GPU memory is at gpu, EIO when the copy failed.
+ */
+int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu,
+	    const char *caller);
+
+/* The same through the staged path's pinned buffers (dma_stage.h), for
+ * pageable host memory; through CUDA's own staging where no pinned memory
+ * is to be had for the buffers. */
+int gdr_dma_staged(uint64_t gpu, void *host, size_t n, int to_gpu,
+		   const char *caller);
+
+#endif /* GDRMAP_DMA_H */

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gdrmap_copy_*: each copy by the fastest path for its size (gdrapi.h).
+ *
+ * Which path is fastest depends on the GPU, the link, the CPU, the
+ * mapping type and the host buffer, so it is measured where it runs,
+ * never written down: the first copies of each size class (a power of
+ * two) on each device, mapping type, direction and kind of host buffer
+ * take turns on every path that can serve them, GDR_TRIALS timed copies
+ * each after one untimed; the path with the lowest first quartile serves
+ * the class from then on (two paths whose quartiles are within a quarter
+ * of each other are both measured on, to GDR_TRIALS_MAX copies, before
+ * one is chosen).  A path whose two timed copies were both more than
+ * GDR_SLOWER times slower than the best seen is dropped (a 64 MiB read
+ * through the mapping costs 80 ms on an H200).
+ * Helper threads are woken before a threaded read is timed: the choice
+ * is made for a burst of copies, as a caller making many finds them.
+ *
+ * The host buffer's kind is asked of CUDA (one query) only from
+ * KIND_FROM up: below, DMA goes through the queue's pinned bounce buffer
+ * whatever the kind and nothing is staged, so the kind cannot change the
+ * winner, and those classes are measured once for all kinds.  From
+ * pinned memory DMA goes straight to the user's buffer; from pageable
+ * memory the staged path (dma_stage.c) competes with CUDA's own staging.
+ *
+ * Two shortcuts keep the measuring off the small copies: a class that
+ * the mapping served at least GDR_MARGIN times faster than every other path
+ * makes every smaller size a mapping copy, decided with one compare and
+ * no clock read (the copy engine costs microseconds at any size); and a
+ * class that DMA won by that margin makes every larger size DMA.
+ *
+ * DMA goes to the CUDA address of the pin, so it is taken only while the
+ * memory there is the memory pinned: the buffer ID CUDA gives it (new for
+ * every allocation and every cuMemMap, never reused) still matches.  A
+ * pin whose memory was freed keeps the mapping path, which still reaches
+ * the pinned pages.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cuda_api.h"
+#include "base/internal.h"
+#include "base/log.h"
+#include "copy_only_pins.h"
+#include "dma.h"
+#include "dma_stage.h"
+#include "isa/copy.h"
+#include "now_ns.h"
+#include "path_choose.h"
+#include "threads.h"
+
+#define ID_NONE	(~0ULL)
+/* From this size on, copies are measured per kind of host buffer. */
+#define KIND_FROM	(64UL << 10)
+
+/* Tests replace what a measuring copy cost (the path's model instead of
+ * the fake's memcpy); NULL: the clock's word. */
+uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
+			       uint64_t measured);
+
+static struct gdr_tune *tunes;
+static pthread_mutex_t tunes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int size_class(size_t n)
+{
+	int c = 63 - __builtin_clzll((unsigned long long)n);
+
+	return c < GDR_NCLASS ? c : GDR_NCLASS - 1;
+}
+
+/* GDRMAP_COPY_PATH: a path name, or 0 (unset, "auto" or not a name). */
+static int forced_path(void)
+{
+	const char *v = getenv("GDRMAP_COPY_PATH");
+	int p;
+
+	if (!v || !*v)
+		return 0;
+	for (p = 0; p < GDR_NPATH; p++)
+		if (!strcmp(v, gdr_copy_path_names[p]))
+			return p;
+	gdr_err("GDRMAP_COPY_PATH=%s is not a path: use mapping, threads, dma, staged or auto (measuring the paths instead)",
+		 v);
+	return 0;
+}
+
+static struct gdr_tune *tune_find(int dev, gdr_mapping_type_t type,
+				  int to_gpu, int kind)
+{
+	struct gdr_tune *t;
+
+	pthread_mutex_lock(&tunes_lock);
+	for (t = tunes; t; t = t->next)
+		if (t->dev == dev && t->type == type && t->to_gpu == to_gpu &&
+		    t->kind == kind)
+			break;
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (t) {
+			t->dev = dev;
+			t->type = type;
+			t->to_gpu = to_gpu;
+			t->kind = kind;
+			t->forced = forced_path();
+			t->dma_from = SIZE_MAX;
+			pthread_mutex_init(&t->lock, NULL);
+			t->next = tunes;
+			tunes = t;
+		}
+	}
+	pthread_mutex_unlock(&tunes_lock);
+	return t;
+}
+
+/* The kind of host buffer a copy of n bytes at host is measured for. */
+static int host_kind(const void *host, size_t n)
+{
+	if (n < KIND_FROM)
+		return GDR_HOST_ANY;
+	return gdr_cuda_host_pinned(host, n) ? GDR_HOST_PINNED :
+						GDR_HOST_PAGEABLE;
+}
+
+/*
+ * The measurements for r's mapping in one direction and for one kind of
+ * host buffer, made on first use, when r's memory is also looked up: its
+ * device and the buffer ID that DMA will check (module-free pins
+ * recorded it when pinned).
+ */
+static struct gdr_tune *tune_of(struct gdr_region *r, int to_gpu, int kind)
+{
+	struct gdr_tune *t = atomic_load_explicit(&r->tune[to_gpu][kind],
+						  memory_order_acquire);
+	unsigned long long id = atomic_load_explicit(&r->dma_id,
+						     memory_order_relaxed);
+	struct gdr_cuda_ptr p = { .dev = -1 };
+
+	if (t)
+		return t;
+	if (gdr_cuda_get(NULL, 0))
+		gdr_cuda_pointer(r->addr, &p);
+	if (!id) {
+		id = p.buffer_id;
+		if (r->buffer_id && r->buffer_id != id)
+			id = 0;		/* freed since it was pinned */
+		atomic_store_explicit(&r->dma_id, id ? id : ID_NONE,
+				      memory_order_relaxed);
+	}
+	t = tune_find(p.dev, r->map_type, to_gpu, kind);
+	if (t)
+		atomic_store_explicit(&r->tune[to_gpu][kind], t,
+				      memory_order_release);
+	return t;
+}
+
+/* May DMA serve r now: is the memory at its address the one pinned? */
+static int dma_usable(struct gdr_region *r, const struct gdr_tune *t)
+{
+	unsigned long long id = atomic_load_explicit(&r->dma_id,
+						     memory_order_relaxed);
+	struct gdr_cuda_ptr p;
+
+	if (t->dev < 0 || !id || id == ID_NONE)
+		return 0;
+	gdr_cuda_pointer(r->addr, &p);
+	return p.buffer_id == id;
+}
+
+/* Can path p serve a copy of n bytes of r in t's direction? */
+static int path_possible(struct gdr_region *r, const struct gdr_tune *t,
+			 int p, size_t n)
+{
+	switch (p) {
+	case GDRMAP_COPY_PATH_MAPPING:
+		return 1;
+	case GDRMAP_COPY_PATH_THREADS:
+		/* Smaller copies are not split: no helper threads for them. */
+		return n >= GDR_THREADS_MIN && gdr_threads_helpers() > 0;
+	case GDRMAP_COPY_PATH_DMA:
+		return dma_usable(r, t);
+	case GDRMAP_COPY_PATH_STAGED:
+		/* Pinned memory goes straight: staging would only add a copy. */
+		return t->kind == GDR_HOST_PAGEABLE && n >= GDR_STAGE_MIN &&
+		       gdr_threads_helpers() > 0 && dma_usable(r, t);
+	default:
+		return 0;
+	}
+}
+
+struct job {
+	struct gdr_region *r;
+	int kind;			/* of the host buffer, HOST_* */
+	uintptr_t base;
+	void *map;
+	void *host;
+	size_t n;
+	int to_gpu;
+	const char *caller;
+};
+
+/*
+ * One copy by path p.  A threaded copy that finds the helpers busy, and
+ * a DMA that fails, fall back to the mapping: the copy is made anyway.
+ */
+static int run_path(const struct job *j, int p)
+{
+	const struct gdr_copy_impl *copy =
+		atomic_load_explicit(&j->r->copy, memory_order_relaxed);
+	uint64_t gpu = j->r->pin_addr + ((uintptr_t)j->map - j->base);
+
+	if (p == GDRMAP_COPY_PATH_DMA &&
+	    !gdr_dma(gpu, j->host, j->n, j->to_gpu, j->caller))
+		return 0;
+	if (p == GDRMAP_COPY_PATH_STAGED &&
+	    !gdr_dma_staged(gpu, j->host, j->n, j->to_gpu, j->caller))
+		return 0;
+	if (p == GDRMAP_COPY_PATH_THREADS &&
+	    !(j->to_gpu ?
+	      gdr_threads_copy(copy->to_mapping, j->map, j->host, j->n, 1) :
+	      gdr_threads_copy(copy->from_mapping, j->host, j->map, j->n, 0)))
+		return 0;
+	if (j->to_gpu)
+		copy->to_mapping(j->map, j->host, j->n);
+	else
+		copy->from_mapping(j->host, j->map, j->n);
+	return 0;
+}
+
+static int possible_paths(struct gdr_region *r, const struct gdr_tune *t,
+			  size_t n)
+{
+	int p, bits = 0;
+
+	for (p = 1; p < GDR_NPATH; p++)
+		if (path_possible(r, t, p, n))
+			bits |= 1 << p;
+	return bits;
+}
+
+/*
+ * The path n bytes take with t now, or GDRMAP_COPY_PATH_AUTO while their
+ * class is being measured: the one ladder that the copies and
+ * gdrmap_copy_path both climb.
+ */
+static int decided(struct gdr_region *r, struct gdr_tune *t, size_t n)
+{
+	int p;
+
+	if (t->forced)
+		return path_possible(r, t, t->forced, n) ?
+		       t->forced : GDRMAP_COPY_PATH_MAPPING;
+	if (n < atomic_load_explicit(&t->map_below, memory_order_relaxed))
+		return GDRMAP_COPY_PATH_MAPPING;
+	if (n >= atomic_load_explicit(&t->dma_from, memory_order_relaxed))
+		return dma_usable(r, t) ? GDRMAP_COPY_PATH_DMA :
+					  GDRMAP_COPY_PATH_MAPPING;
+	p = atomic_load_explicit(&t->c[size_class(n)].path,
+				 memory_order_acquire);
+	/* The memory pinned is gone: only the mapping still reaches it. */
+	if ((p == GDRMAP_COPY_PATH_DMA || p == GDRMAP_COPY_PATH_STAGED) &&
+	    !dma_usable(r, t))
+		return GDRMAP_COPY_PATH_MAPPING;
+	return p;
+}
+
+__attribute__((noinline))
+static int auto_copy(struct job *j)
+{
+	struct gdr_tune *t = tune_of(j->r, j->to_gpu, j->kind);
+	int ci = size_class(j->n), p, possible;
+	uint64_t t0;
+
+	if (!t)
+		return run_path(j, GDRMAP_COPY_PATH_MAPPING);
+	/* What the small copies compare with, as far as measured now (the
+	 * kinds' own tunes measure no class below KIND_FROM). */
+	if (j->kind == GDR_HOST_ANY)
+		atomic_store_explicit(&j->r->small_below[j->to_gpu],
+				      atomic_load_explicit(&t->map_below,
+							   memory_order_relaxed),
+				      memory_order_relaxed);
+	p = decided(j->r, t, j->n);
+	if (p)
+		return run_path(j, p);
+	possible = possible_paths(j->r, t, j->n);
+	pthread_mutex_lock(&t->lock);
+	p = gdr_choose_next(t, ci, possible);
+	pthread_mutex_unlock(&t->lock);
+	if (!p) {
+		p = decided(j->r, t, j->n);
+		return run_path(j, p ? p : GDRMAP_COPY_PATH_MAPPING);
+	}
+	/* Threads are timed as a burst of reads finds them: awake. */
+	if (p == GDRMAP_COPY_PATH_THREADS)
+		gdr_threads_warm();
+	t0 = now_ns();
+	run_path(j, p);
+	t0 = now_ns() - t0;
+	if (gdr_copy_auto_cost)
+		t0 = gdr_copy_auto_cost(p, j->n, j->to_gpu, t0);
+	pthread_mutex_lock(&t->lock);
+	gdr_choose_record(t, ci, p, t0, possible);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+/* Why path cannot serve n bytes with t (path_possible said no). */
+static const char *why_not(const struct gdr_tune *t, int path, size_t n)
+{
+	if ((path == GDRMAP_COPY_PATH_THREADS && n < GDR_THREADS_MIN) ||
+	    (path == GDRMAP_COPY_PATH_STAGED && n < GDR_STAGE_MIN))
+		return "the copy is too small to split";
+	if (path == GDRMAP_COPY_PATH_STAGED && t->kind != GDR_HOST_PAGEABLE)
+		return "the host buffer is pinned by CUDA: the dma path copies it straight";
+	if ((path == GDRMAP_COPY_PATH_THREADS ||
+	     path == GDRMAP_COPY_PATH_STAGED) && !gdr_threads_helpers())
+		return "this thread may run on one CPU only, or GDRMAP_COPY_THREADS=0: no helper threads";
+	return "CUDA does not know the memory under the pin (not loaded, freed since it was pinned, or another process's)";
+}
+
+static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
+		    int to_gpu, int path, const char *caller)
+{
+	struct job j = { .map = map, .host = host, .n = n, .to_gpu = to_gpu,
+			 .caller = caller };
+	struct gdr_tune *t;
+	uint64_t s;
+
+	if (!n)
+		return 0;
+	j.r = gdr_copy_lookup(handle, map, n, &s, &j.base);
+	if (__builtin_expect(!j.r || !host, 0))
+		return gdr_copy_refused(handle, map, n, host, caller);
+	if (s & REGION_COPY_ONLY) {
+		if (path == GDRMAP_COPY_PATH_MAPPING ||
+		    path == GDRMAP_COPY_PATH_THREADS) {
+			gdr_err("%s: handle 0x%lx is pinned copy-only (no CPU mapping): only the dma path serves it",
+				caller, handle.h);
+			return EOPNOTSUPP;
+		}
+		return to_gpu ? gdr_copy_only_to_mapping(j.r, j.base, map,
+							 host, n) :
+				gdr_copy_only_from_mapping(j.r, j.base, host,
+							   map, n);
+	}
+	j.kind = host_kind(host, n);
+	if (__builtin_expect(path == GDRMAP_COPY_PATH_AUTO, 1)) {
+		t = atomic_load_explicit(&j.r->tune[to_gpu][GDR_HOST_ANY],
+					 memory_order_acquire);
+		if (t) {
+			size_t below = atomic_load_explicit(
+				&t->map_below, memory_order_relaxed);
+
+			/* Measured since the small copies last looked. */
+			atomic_store_explicit(&j.r->small_below[to_gpu], below,
+					      memory_order_relaxed);
+			if (n < below)
+				return run_path(&j, GDRMAP_COPY_PATH_MAPPING);
+		}
+		return auto_copy(&j);
+	}
+	if (path < 0 || path >= GDR_NPATH) {
+		gdr_err("%s: %d is not a GDRMAP_COPY_PATH_* value", caller,
+			path);
+		return EINVAL;
+	}
+	t = tune_of(j.r, to_gpu, j.kind);
+	if (!t) {
+		gdr_err("%s: out of memory", caller);
+		return ENOMEM;
+	}
+	if (!path_possible(j.r, t, path, n)) {
+		gdr_err("%s: the %s path cannot serve this copy of handle 0x%lx: %s",
+			caller, gdr_copy_path_names[path], handle.h,
+			why_not(t, path, n));
+		return EOPNOTSUPP;
+	}
+	if (path == GDRMAP_COPY_PATH_DMA)
+		return gdr_dma(j.r->pin_addr + ((uintptr_t)map - j.base), host,
+			       n, to_gpu, caller);
+	if (path == GDRMAP_COPY_PATH_STAGED)
+		return gdr_dma_staged(j.r->pin_addr + ((uintptr_t)map - j.base),
+				      host, n, to_gpu, caller);
+	return run_path(&j, path);
+}
+
+/*
+ * The sizes the mapping serves by far, inline: what gdr_copy_* do plus
+ * one load and a compare, in the region's line they read anyway.
+ * Everything else goes to copy_via.
+ */
+static inline const struct gdr_copy_impl *small_copy(gdr_mh_t handle,
+						     const void *map,
+						     size_t n, int to_gpu)
+{
+	struct gdr_region *r;
+	uintptr_t base;
+	uint64_t s;
+
+	r = gdr_copy_lookup(handle, map, n, &s, &base);
+	if (!r || (s & REGION_COPY_ONLY) ||
+	    n >= atomic_load_explicit(&r->small_below[to_gpu],
+				      memory_order_relaxed))
+		return NULL;
+	return atomic_load_explicit(&r->copy, memory_order_relaxed);
+}
+
+GDR_API int gdrmap_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr,
+				   const void *h_ptr, size_t size)
+{
+	const struct gdr_copy_impl *c = small_copy(handle, map_d_ptr, size, 1);
+
+	if (__builtin_expect(c && h_ptr, 1)) {
+		c->to_mapping(map_d_ptr, h_ptr, size);
+		return 0;
+	}
+	return copy_via(handle, map_d_ptr, (void *)h_ptr, size, 1,
+			GDRMAP_COPY_PATH_AUTO, __func__);
+}
+
+GDR_API int gdrmap_copy_from_mapping(gdr_mh_t handle, void *h_ptr,
+				     const void *map_d_ptr, size_t size)
+{
+	const struct gdr_copy_impl *c = small_copy(handle, map_d_ptr, size, 0);
+
+	if (__builtin_expect(c && h_ptr, 1)) {
+		c->from_mapping(h_ptr, map_d_ptr, size);
+		return 0;
+	}
+	return copy_via(handle, (void *)map_d_ptr, h_ptr, size, 0,
+			GDRMAP_COPY_PATH_AUTO, __func__);
+}
+
+GDR_API int gdrmap_copy_to_mapping_via(gdr_mh_t handle, void *map_d_ptr,
+				       const void *h_ptr, size_t size,
+				       int path)
+{
+	return copy_via(handle, map_d_ptr, (void *)h_ptr, size, 1, path,
+			__func__);
+}
+
+GDR_API int gdrmap_copy_from_mapping_via(gdr_mh_t handle, void *h_ptr,
+					 const void *map_d_ptr, size_t size,
+					 int path)
+{
+	return copy_via(handle, (void *)map_d_ptr, h_ptr, size, 0, path,
+			__func__);
+}
+
+static int copy_path(gdr_mh_t handle, int to_mapping, int kind, size_t size,
+		     int *path)
+{
+	struct gdr_region *r;
+	struct gdr_tune *t;
+	uint64_t s;
+
+	if (!path) {
+		gdr_err("path is NULL");
+		return EINVAL;
+	}
+	*path = GDRMAP_COPY_PATH_AUTO;
+	r = gdr_region_peek(handle, &s);
+	if (!r || !(s & REGION_MAPPED)) {
+		gdr_err("handle 0x%lx is not a mapped pin: pin and map it first",
+			handle.h);
+		return EINVAL;
+	}
+	if (s & REGION_COPY_ONLY) {
+		*path = GDRMAP_COPY_PATH_DMA;
+		return 0;
+	}
+	t = tune_of(r, to_mapping != 0, kind);
+	*path = t && size ? decided(r, t, size) : GDRMAP_COPY_PATH_MAPPING;
+	return 0;
+}
+
+GDR_API int gdrmap_copy_path(gdr_mh_t handle, int to_mapping, size_t size,
+			     int *path)
+{
+	return copy_path(handle, to_mapping,
+			 size < KIND_FROM ? GDR_HOST_ANY : GDR_HOST_PAGEABLE,
+			 size, path);
+}
+
+GDR_API int gdrmap_copy_path_host(gdr_mh_t handle, int to_mapping,
+				  const void *h_ptr, size_t size, int *path)
+{
+	return copy_path(handle, to_mapping, host_kind(h_ptr, size), size,
+			 path);
+}

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Choosing a path for a size class (path_choose.h): the measuring copies'
+ * times, kept per path, and the choice made from them.
+ *
+ * A path's time is a low order statistic of its copies; two paths close
+ * after GDR_TRIALS copies are measured on to GDR_TRIALS_MAX; a path far slower
+ * than the best is dropped; and a class won by far by the mapping (or by
+ * DMA) decides every smaller (larger) size too, so that those take no
+ * clock read at all.  lib/paths/path_auto.c says why.
+ */
+#include "base/internal.h"
+#include "base/log.h"
+#include "path_choose.h"
+
+const char *const gdr_copy_path_names[GDR_NPATH] = {
+	"auto", "mapping", "threads", "dma", "staged"
+};
+
+const char *const gdr_host_kind_names[GDR_HOST_KINDS] = {
+	"any", "pageable", "pinned"
+};
+
+/*
+ * A path's time: the first quartile of its copies (the 2nd fastest of
+ * 5, the 4th of 15).  Whatever disturbs a copy (the application's own
+ * work between them, another tenant) only makes it slower, so a low
+ * order statistic sees the path, a median sees the disturbance once
+ * three copies of five had some; the fastest alone would reward luck.
+ */
+static uint64_t quartile(uint64_t *v, int n)
+{
+	int i, k;
+
+	for (i = 1; i < n; i++)
+		for (k = i; k > 0 && v[k - 1] > v[k]; k--) {
+			uint64_t x = v[k];
+
+			v[k] = v[k - 1];
+			v[k - 1] = x;
+		}
+	return v[n / 4];
+}
+
+/*
+ * Five copies cannot tell apart two paths within a few tens of percent:
+ * when the runner-up's quartile is within GDR_CLOSE of the best's, drop the
+ * others and measure both on to GDR_TRIALS_MAX copies.  1 if it did.
+ */
+static int close_contest(struct gdr_tune_class *c, const uint64_t *med,
+			 int best, int possible)
+{
+	int p, second = 0;
+
+	if (c->want)
+		return 0;
+	for (p = 1; p < GDR_NPATH; p++)
+		if (p != best && (possible & (1 << p)) &&
+		    !(c->dropped & (1 << p)) &&
+		    (!second || med[p] < med[second]))
+			second = p;
+	if (!second || med[second] * 100 > med[best] * GDR_CLOSE)
+		return 0;
+	c->want = GDR_TRIALS_MAX;
+	for (p = 1; p < GDR_NPATH; p++)
+		if (p != best && p != second)
+			c->dropped |= 1 << p;
+	return 1;
+}
+
+static int wanted(const struct gdr_tune_class *c)
+{
+	return c->want ? c->want : GDR_TRIALS;
+}
+
+/* Every path still running has its timed copies: choose; t->lock held. */
+static void decide(struct gdr_tune *t, int ci, int possible)
+{
+	struct gdr_tune_class *c = &t->c[ci];
+	uint64_t med[GDR_NPATH], best_other;
+	int p, best = 0;
+
+	for (p = 1; p < GDR_NPATH; p++) {
+		if (!(possible & (1 << p)) || (c->dropped & (1 << p)))
+			continue;
+		med[p] = quartile(c->ns[p], wanted(c));
+		if (!best || med[p] < med[best])
+			best = p;
+	}
+	if (!best)
+		best = GDRMAP_COPY_PATH_MAPPING;
+	if (close_contest(c, med, best, possible))
+		return;
+	/* The best time any other path made, dropped ones too. */
+	best_other = UINT64_MAX;
+	for (p = 1; p < GDR_NPATH; p++) {
+		int k, runs = c->runs[p] - 1;
+
+		if (p == best || runs < 1)
+			continue;
+		for (k = 0; k < runs && k < GDR_TRIALS_MAX; k++)
+			if (c->ns[p][k] < best_other)
+				best_other = c->ns[p][k];
+	}
+	if (best_other != UINT64_MAX &&
+	    med[best] * GDR_MARGIN <= best_other) {
+		size_t lo = (size_t)1 << ci, hi = lo << 1;
+
+		if (best == GDRMAP_COPY_PATH_MAPPING &&
+		    hi > atomic_load(&t->map_below))
+			atomic_store(&t->map_below, hi);
+		if (best == GDRMAP_COPY_PATH_DMA &&
+		    lo < atomic_load(&t->dma_from))
+			atomic_store(&t->dma_from, lo);
+	}
+	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping, %s host memory): %s, %llu ns (first quartile)",
+		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
+		 t->to_gpu ? "to" : "from", t->dev,
+		 gdr_mapping_type_name(t->type), gdr_host_kind_names[t->kind],
+		 gdr_copy_path_names[best],
+		 (unsigned long long)med[best]);
+	atomic_store_explicit(&c->path, best, memory_order_release);
+}
+
+/* The path for the next measuring copy of class ci, or 0 if decided. */
+int gdr_choose_next(struct gdr_tune *t, int ci, int possible)
+{
+	struct gdr_tune_class *c = &t->c[ci];
+	int p, pick = 0;
+
+	if (atomic_load_explicit(&c->path, memory_order_relaxed))
+		return 0;
+	for (p = 1; p < GDR_NPATH; p++) {
+		if (!(possible & (1 << p)) || (c->dropped & (1 << p)) ||
+		    c->runs[p] > wanted(c))
+			continue;
+		if (!pick || c->runs[p] < c->runs[pick])
+			pick = p;
+	}
+	if (!pick) {
+		decide(t, ci, possible);
+		/* A close contest goes on. */
+		if (!atomic_load_explicit(&c->path, memory_order_relaxed))
+			return gdr_choose_next(t, ci, possible);
+	}
+	return pick;
+}
+
+/* The fastest timed copy path q made in class c; UINT64_MAX if none. */
+static uint64_t fastest(const struct gdr_tune_class *c, int q)
+{
+	uint64_t best = UINT64_MAX;
+	int k;
+
+	for (k = 0; k < c->runs[q] - 1 && k < GDR_TRIALS_MAX; k++)
+		if (c->ns[q][k] < best)
+			best = c->ns[q][k];
+	return best;
+}
+
+/* Record a measuring copy; t->lock held. */
+void gdr_choose_record(struct gdr_tune *t, int ci, int p, uint64_t ns,
+		       int possible)
+{
+	struct gdr_tune_class *c = &t->c[ci];
+	uint64_t best = UINT64_MAX, f;
+	int q;
+
+	if (atomic_load_explicit(&c->path, memory_order_relaxed) ||
+	    c->runs[p] > wanted(c))
+		return;
+	if (c->runs[p] > 0)
+		c->ns[p][c->runs[p] - 1] = ns;
+	c->runs[p]++;
+	/* Drop every path whose best copy is far slower than the best. */
+	for (q = 1; q < GDR_NPATH; q++)
+		if ((f = fastest(c, q)) < best)
+			best = f;
+	for (q = 1; q < GDR_NPATH; q++)
+		if (c->runs[q] > 2 && (f = fastest(c, q)) > best * GDR_SLOWER)
+			c->dropped |= 1 << q;
+	gdr_choose_next(t, ci, possible);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * How gdrmap_copy_* choose a path for a size class (path_choose.c): the
+ * measurements kept per GPU, mapping type, direction and host buffer kind, and the two
+ * calls the copies make while a class is being measured.
+ */
+#ifndef GDRMAP_COPY_CHOOSE_H
+#define GDRMAP_COPY_CHOOSE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gdrapi.h"
+#include "base/internal.h"
+
+#define GDR_NCLASS	48
+#define GDR_TRIALS	5
+/* Two paths this close after GDR_TRIALS (ratio of quartiles, in percent) are
+ * measured on to GDR_TRIALS_MAX copies each before one is chosen. */
+#define GDR_CLOSE	125
+#define GDR_TRIALS_MAX 15
+#define GDR_SLOWER	4
+#define GDR_MARGIN	2
+#define GDR_NPATH	5	/* indexed by GDRMAP_COPY_PATH_*; 0 unused */
+
+struct gdr_tune_class {
+	_Atomic int path;		/* the choice; 0 while measuring */
+	uint8_t runs[GDR_NPATH];	/* copies made, the untimed first too */
+	uint8_t dropped;		/* paths out of the running (bits) */
+	uint8_t want;			/* timed copies wanted; 0: GDR_TRIALS */
+	uint64_t ns[GDR_NPATH][GDR_TRIALS_MAX];
+};
+
+struct gdr_tune {
+	struct gdr_tune *next;
+	int dev;			/* CUDA ordinal; -1: no DMA */
+	gdr_mapping_type_t type;
+	int to_gpu;
+	int kind;			/* the host buffer's, GDR_HOST_KINDS */
+	int forced;			/* GDRMAP_COPY_PATH; 0: measure */
+	_Atomic size_t map_below;	/* smaller: the mapping, untimed */
+	_Atomic size_t dma_from;	/* this or larger: DMA, untimed */
+	pthread_mutex_t lock;
+	struct gdr_tune_class c[GDR_NCLASS];
+};
+
+/* The names GDRMAP_COPY_PATH takes, by GDRMAP_COPY_PATH_* value. */
+extern const char *const gdr_copy_path_names[GDR_NPATH];
+
+/* The kinds of host buffer a tune is for (its kind field). */
+#define GDR_HOST_ANY		0	/* where the kind makes no difference */
+#define GDR_HOST_PAGEABLE	1
+#define GDR_HOST_PINNED		2	/* cuMemHostAlloc, cuMemHostRegister */
+extern const char *const gdr_host_kind_names[GDR_HOST_KINDS];
+
+/*
+ * The path for the next measuring copy of class ci (possible: the paths
+ * that can serve it, as bits), or 0 once the class is decided (its path
+ * in t->c[ci].path).  t->lock held.
+ */
+int gdr_choose_next(struct gdr_tune *t, int ci, int possible);
+
+/* A measuring copy of class ci by path p took ns.  t->lock held. */
+void gdr_choose_record(struct gdr_tune *t, int ci, int p, uint64_t ns,
+		       int possible);
+
+#endif /* GDRMAP_COPY_CHOOSE_H */
