@@ -18,4 +18,4 @@ check-bench-consumers: consumers lib
 	@echo "== consumer suite, without a GPU (bench/consumers)"
 	NCCL_GDR=$(abspath $(CONSUMERS_BIN)) GDRAPI=$(abspath $(O))/lib/libgdrapi.so.2 \
 		tests/run-tests.sh -t 120 -s $(CHECK_SUMMARY) \
-		bench/consumers/test_consumers.sh
+		tests/consumers/test_consumers.sh
