@@ -8,7 +8,7 @@
 #                               without gdrmap's best-path copies, as
 #                               GDRCopy's library)
 #   tests/python/gpu/test_*.py  GPU tests: skip without a GPU, PyTorch or
-#                               CuPy (bench/python-gpu-run.sh runs them there)
+#                               CuPy (make check-gpu, tests/gpu/gpu.mk)
 #
 # python-helper builds the helper into $(O)/python/gdrmap/, where the
 # package finds it when it runs from the tree, with PYTHON's headers:
@@ -18,8 +18,7 @@
 PYTHON ?= /usr/bin/python3
 PY_MOCK_LIB := $(O)/python/libgdrapi-mock.so
 PY_MOCK_GDRCOPY_LIB := $(O)/python/libgdrapi-mock-gdrcopy.so
-PY_TESTS := $(sort $(wildcard tests/python/test_*.py)) \
-	$(sort $(wildcard tests/python/gpu/test_*.py))
+PY_TESTS := $(sort $(wildcard tests/python/test_*.py))
 
 $(PY_MOCK_LIB): tests/python/mock_gdrapi.c $(LIB_INTERNAL_A)
 	@mkdir -p $(dir $@)
