@@ -83,6 +83,7 @@ include python/python.mk
 include tests/vm/vm.mk
 include tests/tree/tree.mk
 include packaging/install.mk
+include tests/packaging/packaging.mk
 
 all: lib python-helper-if-headers
 

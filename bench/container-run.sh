@@ -42,7 +42,7 @@ cc -std=c11 -Wall -Wextra -Werror -Iinclude -o "$build/consumer" \
 	-Wl,-rpath,"$build/lib" >>"$out/build.log" 2>&1 ||
 	{ tail -30 "$out/build.log"; exit 1; }
 g=$build/tools/gdrmap
-jsonq=$build/tools/tests/jsonq
+jsonq=$build/tests/tools/jsonq
 
 # The packages of .gl/, each unpacked into its own directory.
 vk=$build/gl

@@ -73,7 +73,7 @@ cat "$out/env.txt"
 make -j"$(nproc)" O="$build" lib tools >"$out/build.log" 2>&1 ||
 	{ tail -30 "$out/build.log"; exit 1; }
 g=$build/tools/gdrmap
-jsonq=$build/tools/tests/jsonq
+jsonq=$build/tests/tools/jsonq
 "$g" doctor >"$out/doctor.txt" 2>&1
 
 status=0

@@ -10,11 +10,11 @@
 # (the fastest 64 MiB copy of the pinned run with the same CPUs).
 #
 # usage: bench/copy-paths-summary.sh OUTDIR  (writes to stdout)
-# Environment: JSONQ (tools/tests/jsonq, built by `make tools`; default
-# $BUILD/tools/tests/jsonq, BUILD as for copy-paths-run.sh).
+# Environment: JSONQ (tests/tools/jsonq, built by `make tools`; default
+# $BUILD/tests/tools/jsonq, BUILD as for copy-paths-run.sh).
 set -u
 out=${1:?usage: $0 OUTDIR}
-jsonq=${JSONQ:-${BUILD:-/tmp/gdrmap-paths-build}/tools/tests/jsonq}
+jsonq=${JSONQ:-${BUILD:-/tmp/gdrmap-paths-build}/tests/tools/jsonq}
 [ -x "$jsonq" ] || { echo "no jsonq at $jsonq: make tools, or set JSONQ"; exit 1; }
 
 # q FILE PATH...: the values, one per line (nothing if one is missing).

@@ -33,7 +33,7 @@ done
 shift $((OPTIND - 1))
 [ $# -ge 1 ] || die "usage: $0 [-o OUTDIR] FILE.json..."
 command -v gnuplot >/dev/null || die "gnuplot not found: apt-get install gnuplot-nox"
-jsonq=${JSONQ:-$top/build/tools/tests/jsonq}
+jsonq=${JSONQ:-$top/build/tests/tools/jsonq}
 if [ ! -x "$jsonq" ]; then
 	make -s -C "$top" "$jsonq" >/dev/null 2>&1 ||
 		die "no $jsonq: run 'make tools' (or set JSONQ)"

@@ -8,9 +8,9 @@
 # the package's compiled flag helper for this Python (see below), then
 # leaves in OUTDIR: env.txt (date, GPUs, driver, CPU, kernel, commit,
 # Python, PyTorch, CuPy, which flag helper), build.log, doctor.txt/.json,
-# gpu-tests.log (python/tests/gpu: PyTorch and CuPy arrays on every GPU, a
+# gpu-tests.log (tests/python/gpu: PyTorch and CuPy arrays on every GPU, a
 # persistent kernel driven through the mapping), host-tests.log
-# (python/tests with this Python), python_flaglat.txt/.json
+# (tests/python with this Python), python_flaglat.txt/.json
 # (bench/python_flaglat.py: flag read/write latency through the helper
 # and through ctypes against tensor.item()/cpu()/fill_()/copy_(), pinned
 # to CPU $BENCH_CPU), python_copy.txt/.json (bench/python_copy.py: reads
@@ -124,9 +124,9 @@ step() {
 : >"$out/summary.txt"
 echo "flag helper: $helper" >>"$out/summary.txt"
 step "GPU tests" gpu-tests.log env VERBOSE=1 tests/run-tests.sh -t 600 \
-	-w "$py" python/tests/gpu/test_gpu_*.py
+	-w "$py" tests/python/gpu/test_gpu_*.py
 step "host tests" host-tests.log env VERBOSE=1 tests/run-tests.sh -t 600 \
-	-w "$py" python/tests/test_*.py
+	-w "$py" tests/python/test_*.py
 if ! nvidia-smi -L >/dev/null 2>&1; then
 	echo "no GPU here: the benchmark and the example were not run" |
 		tee -a "$out/summary.txt"

@@ -117,8 +117,8 @@ endif
 ifeq ($(GDRDRV_NV_FLAVOR),proprietary)
 	kernel/check-imports.sh $(GDRDRV_KO) $(KDIR)/Module.symvers
 endif
-	@scripts/file-graph.sh -c -q $(GDRDRV_BUILD)/gdrdrv.mod || { echo \
-		"gdrdrv: its files call each other in a circle (scripts/file-graph.sh -c)" >&2; \
+	@scripts/file-graph.sh -q $(GDRDRV_BUILD)/gdrdrv.mod || { echo \
+		"gdrdrv: its files call each other in a circle (scripts/file-graph.sh)" >&2; \
 		exit 1; }
 	@echo "gdrdrv: built $(GDRDRV_KO) ($(GDRDRV_NV_FLAVOR) flavour)"
 

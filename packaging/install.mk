@@ -138,5 +138,3 @@ FORCE:
 
 gdrmap-version:
 	@echo $(GDRMAP_VERSION)
-
-include packaging/check.mk

@@ -1,14 +1,14 @@
 # python/: the gdrmap Python package (Python, and one optional compiled
 # helper, gdrmap/_fastflag.c) and its tests, run with Debian's python3
 # (PYTHON):
-#   python/tests/test_*.py      host tests, against the tree's library and
+#   tests/python/test_*.py      host tests, against the tree's library and
 #                               libgdrapi-mock.so (the real library with a
 #                               backend whose "GPU memory" is host memory)
 #                               and libgdrapi-mock-gdrcopy.so (the same
 #                               without gdrmap's best-path copies, as
 #                               GDRCopy's library)
-#   python/tests/gpu/test_*.py  GPU tests: skip without a GPU, PyTorch or
-#                               CuPy (bench/python-gpu-run.sh runs them there)
+#   tests/python/gpu/test_*.py  GPU tests: skip without a GPU, PyTorch or
+#                               CuPy (make check-gpu, tests/gpu/gpu.mk)
 #
 # python-helper builds the helper into $(O)/python/gdrmap/, where the
 # package finds it when it runs from the tree, with PYTHON's headers:
@@ -18,21 +18,20 @@
 PYTHON ?= /usr/bin/python3
 PY_MOCK_LIB := $(O)/python/libgdrapi-mock.so
 PY_MOCK_GDRCOPY_LIB := $(O)/python/libgdrapi-mock-gdrcopy.so
-PY_TESTS := $(sort $(wildcard python/tests/test_*.py)) \
-	$(sort $(wildcard python/tests/gpu/test_*.py))
+PY_TESTS := $(sort $(wildcard tests/python/test_*.py))
 
-$(PY_MOCK_LIB): python/tests/mock_gdrapi.c $(LIB_INTERNAL_A)
+$(PY_MOCK_LIB): tests/python/mock_gdrapi.c $(LIB_INTERNAL_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ilib -fPIC -shared -Wl,-z,defs -o $@ $< \
 		$(LIB_INTERNAL_A) -lpthread -ldl
 
 # The version script keeps the real library's gdrmap_copy_* (were the
 # archive's objects to bring them) out of its dynamic symbols.
-$(PY_MOCK_GDRCOPY_LIB): python/tests/mock_gdrapi.c python/tests/mock-gdrcopy.map \
+$(PY_MOCK_GDRCOPY_LIB): tests/python/mock_gdrapi.c tests/python/mock-gdrcopy.map \
 		$(LIB_INTERNAL_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DMOCK_GDRCOPY -Ilib -fPIC -shared -Wl,-z,defs \
-		-Wl,--version-script=python/tests/mock-gdrcopy.map -o $@ $< \
+		-Wl,--version-script=tests/python/mock-gdrcopy.map -o $@ $< \
 		$(LIB_INTERNAL_A) -lpthread -ldl
 
 # The helper, rebuilt when its source is newer.  PYTHON says its name and
@@ -78,6 +77,6 @@ python-mocks: lib tools $(PY_MOCK_LIB) $(PY_MOCK_GDRCOPY_LIB)
 python-tests: python-mocks python-helper
 
 check-python: python-tests
-	@echo "== Python package (python/tests, $(PYTHON))"
+	@echo "== Python package (tests/python, $(PYTHON))"
 	@GDRMAP_BUILD=$(abspath $(O)) PYTHONDONTWRITEBYTECODE=1 \
 		tests/run-tests.sh -t 600 -w $(PYTHON) -s $(CHECK_SUMMARY) $(PY_TESTS)

@@ -5,7 +5,7 @@
 #   scripts/deps.sh --check     what `make check` needs
 #   scripts/deps.sh --demo      what `make demo` needs to build;
 #   scripts/deps.sh --demo-vm   ... and to boot the VM
-#   scripts/deps.sh PKG...      those packages (packaging/test-deps.sh)
+#   scripts/deps.sh PKG...      those packages (tests/packaging/test-deps.sh)
 # With --list it prints the packages and stops.
 # As root it installs what is missing (apt-get); otherwise it names the
 # missing packages, prints the command that installs them, and fails.

@@ -1,24 +1,31 @@
 #!/bin/sh
-# The file-to-file reference graph of a kernel module's objects, from their
-# symbol tables: file A -> file B when A uses a global symbol B defines (a
-# function A calls, or data it touches).  Prints each edge with the symbols
-# behind it, then every circle (files that reach one another through the
-# edges, directly or around a loop).  Exit 0: no circle; 1: a circle;
-# 2: bad usage or an object nm cannot read.
+# The one file-circle checker of the tree: the file-to-file call graph of a
+# group of objects linked together (a kernel module's, the library's, the
+# gdrmap command's, the simulated libcuda's), from their symbol tables:
+# file A -> file B when A calls a function B defines.  Prints each edge
+# with the functions behind it, then every circle (files that reach one
+# another through the edges, directly or around a loop).  Exit 0: no
+# circle; 1: a circle; 2: bad usage or an object nm cannot read.
 #
-# usage: file-graph.sh [-c] [-q] MODULE.mod | OBJECT.o...
+# One rule for every group: calls count, data does not.  A module's files
+# share its state (gdrdrv's device, lists and module parameters are read
+# from every file), which says nothing about which file's functions build
+# on which; a loop of calls does, and it is what keeps files from being
+# read and changed one at a time.
+#
+# usage: file-graph.sh [-q] MODULE.mod | OBJECT.o...
 #   MODULE.mod  kbuild's list of a module's objects (e.g. nvsim.mod)
-#   -c          calls only: leave out references to data
-#   -q          print the circles only (sim.mk checks every nvsim build)
+#   -q          print the circles only (the builds and tests/tree check so)
+# Files are named by their object's name, or by its path where two
+# objects share a name.
 # Environment: NM (default: nm, or the host toolchain's where plain binutils
 # is missing, as in Debian's gcc-N-for-host chroots; any binutils nm reads
 # another architecture's symbol tables).
 set -eu
-usage() { echo "usage: $0 [-c] [-q] MODULE.mod | OBJECT.o..." >&2; exit 2; }
-calls_only=0 quiet=0
-while getopts cq opt; do
+usage() { echo "usage: $0 [-q] MODULE.mod | OBJECT.o..." >&2; exit 2; }
+quiet=0
+while getopts q opt; do
 	case $opt in
-	c) calls_only=1 ;;
 	q) quiet=1 ;;
 	*) usage ;;
 	esac
@@ -36,13 +43,16 @@ case $1 in
 esac
 
 # "FILE TYPE SYMBOL" lines: T/D/B/R/... defined globally, U undefined.
+dups=$(for o in $objs; do basename "$o"; done | sort | uniq -d)
 syms=$(for o in $objs; do
 	"$nm" -P "$o" >/dev/null || exit 2
+	f=$(basename "$o" .o)
+	[ -z "$dups" ] || f=${o%.o}
 	"$nm" -P "$o" |
-		awk -v f="$(basename "$o" .o)" '$2 ~ /^[A-Z]$/ { print f, $2, $1 }'
+		awk -v f="$f" '$2 ~ /^[A-Z]$/ { print f, $2, $1 }'
 done) || { echo "$0: cannot read the symbols of $objs" >&2; exit 2; }
 
-echo "$syms" | awk -v calls_only=$calls_only -v quiet=$quiet '
+echo "$syms" | awk -v quiet=$quiet '
 $2 != "U" { def[$3] = $1; kind[$3] = ($2 == "T" || $2 == "W") ? "" : " (data)"
 	    file[$1] = 1; next }
 	  { use[++n] = $1 " " $3; file[$1] = 1 }
@@ -50,7 +60,7 @@ END {
 	for (i = 1; i <= n; i++) {
 		split(use[i], u, " ")
 		to = def[u[2]]
-		if (to == "" || to == u[1] || (calls_only && kind[u[2]] != ""))
+		if (to == "" || to == u[1] || kind[u[2]] != "")
 			continue
 		e = u[1] " -> " to
 		if (!(e in edge))

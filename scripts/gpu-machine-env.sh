@@ -1,7 +1,8 @@
-# Sourced by the scripts that run on a GPU machine (bench/gpu-run.sh,
-# tools/gpu-run.sh): where the Vulkan loader is missing, unpack the
-# Debian packages left in .gl/ into /, and point the loader at the NVIDIA
-# driver's Vulkan ICD where it lives outside the loader's default paths.
+# Sourced by make check-gpu (tests/gpu/gpu.mk) and the scripts that run on
+# a GPU machine (bench/gpu-run.sh, tools/gpu-run.sh): where the Vulkan
+# loader is missing, unpack the Debian packages left in .gl/ into /, and
+# point the loader at the NVIDIA driver's Vulkan ICD where it lives
+# outside the loader's default paths.
 # .gl/ holds libvulkan1 and libglvnd's libraries (libglvnd0, libegl1,
 # libgl1, libglx0, libopengl0, libgles2): the NVIDIA ICD, libGLX_nvidia.so.0,
 # dlopens libEGL.so.1, and without it hands the loader no vkCreateInstance

@@ -22,7 +22,7 @@ out=${1:-$O/demo}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 gdrmap=$O/tools/gdrmap
-jsonq=$O/tools/tests/jsonq
+jsonq=$O/tests/tools/jsonq
 t0=$(date +%s)
 step() { echo "== [$(( $(date +%s) - t0 ))s] $*"; }
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # On a GPU machine: every gdrmap subcommand, with JSON kept for
 # bench/results/<machine>/ and bench/plot.sh, then the measuring
-# commands' own check (tools/tests/test_measure.sh).
+# commands' own check (tests/tools/test_measure.sh).
 #
 # usage: tools/gpu-run.sh OUTDIR          (from the top of the tree)
 # Environment: BUILD (build directory, default /tmp/gdrmap-tools-build),
@@ -59,7 +59,7 @@ for c in "copylat" "copybw -t 2" "apiperf" "pplat"; do
 	# shellcheck disable=SC2086
 	timeout 300 "$g" $c $a >"$out/$(echo "$c" | tr ' ' '_').txt" 2>&1 || status=1
 done
-GDRMAP=$g JSONQ=$build/tools/tests/jsonq tools/tests/test_measure.sh \
+GDRMAP=$g JSONQ=$build/tests/tools/jsonq tests/tools/test_measure.sh \
 	>"$out/test_measure.log" 2>&1 || status=1
 tail -n 1 "$out/test_measure.log"
 echo "results in $out (plot with: bench/plot.sh $out/*.json)"

@@ -27,22 +27,22 @@ $(GDRMAP_BIN): $(O)/tools/gdrmap.o $(TOOLS_OBJS) $(LIB_DIAG_A) $(O)/common/cuda_
 		$(TOOLS_LDRPATH) $(TOOLS_LIBS)
 
 # The JSON checker the tests (and the VM's checks) use: no python there.
-JSONQ_BIN := $(O)/tools/tests/jsonq
-$(JSONQ_BIN): tools/tests/jsonq.c
+JSONQ_BIN := $(O)/tests/tools/jsonq
+$(JSONQ_BIN): tests/tools/jsonq.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -lm
 
 # Unit tests of the pure parts, linked with the tools' objects: one
-# program per tools/tests/test_*.c.
-TOOLS_UNIT := $(patsubst tools/tests/%.c,$(O)/tools/tests/%,\
-	$(wildcard tools/tests/test_*.c))
-$(TOOLS_UNIT): $(O)/tools/tests/%: tools/tests/%.c $(TOOLS_OBJS) \
+# program per tests/tools/test_*.c.
+TOOLS_UNIT := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,\
+	$(wildcard tests/tools/test_*.c))
+$(TOOLS_UNIT): $(O)/tests/tools/%: tests/tools/%.c $(TOOLS_OBJS) \
 		$(LIB_DIAG_A) $(O)/common/cuda_load.o | lib
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOLS_CFLAGS) -Itests/common -o $@ $< $(TOOLS_OBJS) \
 		-Wl,-rpath,$(abspath $(O))/lib $(TOOLS_LIBS)
 
-TOOLS_TESTS := $(TOOLS_UNIT) $(wildcard tools/tests/test_*.sh)
+TOOLS_TESTS := $(TOOLS_UNIT) $(wildcard tests/tools/test_*.sh)
 
 .PHONY: tools tools-tests check-tools
 tools: $(GDRMAP_BIN) $(JSONQ_BIN)
@@ -51,7 +51,7 @@ tools-tests: tools $(TOOLS_UNIT)
 
 # Host suite: help, bad input, doctor without a GPU, clean failures.
 check-tools: tools-tests
-	@echo "== gdrmap command (tools/tests)"
+	@echo "== gdrmap command (tests/tools)"
 	GDRMAP=$(abspath $(GDRMAP_BIN)) JSONQ=$(abspath $(JSONQ_BIN)) \
 		tests/run-tests.sh -t 120 -s $(CHECK_SUMMARY) $(TOOLS_TESTS)
 

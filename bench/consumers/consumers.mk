@@ -15,7 +15,7 @@ consumers: $(CONSUMERS_BIN)
 bench: consumers
 
 check-bench-consumers: consumers lib
-	@echo "== consumer suite, without a GPU (bench/consumers)"
+	@echo "== consumer suite, without a GPU (tests/consumers)"
 	NCCL_GDR=$(abspath $(CONSUMERS_BIN)) GDRAPI=$(abspath $(O))/lib/libgdrapi.so.2 \
 		tests/run-tests.sh -t 120 -s $(CHECK_SUMMARY) \
-		bench/consumers/test_consumers.sh
+		tests/consumers/test_consumers.sh

@@ -7,7 +7,7 @@
  * through the mapping and read it back.  When something fails it prints the library's own reason
  * (gdrmap_last_error()): no environment variable is needed to see why.
  *
- * Run in containers by packaging/test-container.sh (a Debian root file
+ * Run in containers by tests/packaging/test-container.sh (a Debian root file
  * system, no GPU) and bench/container-run.sh (the GPU machine).
  * Exit status: 0 it worked, 1 it failed (the reason printed), 3 the
  * bytes read back through the mapping were not those written.

@@ -34,32 +34,38 @@ kl_resolve() {
 	return 1
 }
 
-# Sets kpkgs and ktools from the dependencies of headers package $1 (and of
-# the kernel packages among them); fails when one is not at kdebver.
+# Sets kpkgs and ktools from the dependencies of headers package $1; fails
+# when apt cannot install it at kdebver.  apt resolves which kernel
+# packages it needs at which versions (the -common headers, kbuild, 7.x's
+# linux-base-KVER, as their Depends say: "=" or ">="), simulating an
+# install (-s) with the context's lists.  The tools are read from the
+# kernel packages' own Depends, one level, by hand: apt's whole closure
+# would also bring the image's dependencies (6.12's headers depend on the
+# image: initramfs-tools, udev...) and, for another architecture's
+# kernel, that architecture's native compiler, where the host needs its
+# cross compiler (kl_tool_for).
 kl_deps() {
+	_inst=$(kl_apt "$k_ctx" apt-get -s -q --no-install-recommends install \
+		"$1=$kdebver" 2>/dev/null | sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*/\1=\2/p' | tr '\n' ' ')
+	case " $_inst " in *" $1=$kdebver "*) ;; *) return 1 ;; esac
 	kpkgs="$1=$kdebver" ktools=make
-	_todo=$1
-	while [ -n "$_todo" ]; do
-		set -- $_todo
-		_p=$1
-		shift
-		_todo=$*
+	for p in $_inst; do
+		case ${p%%=*} in
+		"$1") ;;
+		linux-headers-[0-9]*|linux-kbuild-[0-9]*|linux-base-[0-9]*)
+			kpkgs="$kpkgs $p" ;;
+		esac
+	done
+	for p in $kpkgs; do
 		# "a (>= 1), b | c, d:any" -> one name per line, first alternatives.
-		for dep in $(kl_apt "$k_ctx" apt-cache show --no-all-versions "$_p" 2>/dev/null |
-			sed -n 's/^Depends: //p' | tr ',' '\n' |
+		for dep in $(kl_apt "$k_ctx" apt-cache show "$p" 2>/dev/null |
+			sed -n 's/^Depends: //p' | head -n 1 | tr ',' '\n' |
 			sed -e 's/|.*//' -e 's/(.*)//' -e 's/:any//' -e 's/ //g'); do
 			case $dep in
-			# The image itself (6.12 headers depend on it): not
-			# for building; kl_image finds it where it is wanted.
+			# The kernel packages (above) and the image (kl_image
+			# finds it where it is wanted).
+			linux-headers-[0-9]*|linux-kbuild-[0-9]*|linux-base-[0-9]*) ;;
 			linux-image-*|linux-binary-*|linux-modules-*) ;;
-			linux-headers-[0-9]*|linux-kbuild-[0-9]*|linux-base-[0-9]*)
-				_v=$(kl_version "$k_ctx" "$dep")
-				# kbuild may be newer than the headers (">="), never older.
-				dpkg --compare-versions "$_v" ge "$kdebver" 2>/dev/null || return 1
-				case " $kpkgs " in *" $dep="*) ;; *)
-					kpkgs="$kpkgs $dep=$_v"
-					_todo="$_todo $dep" ;;
-				esac ;;
 			*)
 				dep=$(kl_tool_for "$dep")
 				case " $ktools " in *" $dep "*) ;; *) ktools="$ktools $dep" ;; esac ;;

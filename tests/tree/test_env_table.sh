@@ -18,7 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 if git ls-files >"$tmp/all" 2>/dev/null && [ -s "$tmp/all" ]; then :; else
 	find lib tools common python/gdrmap -type f | sort >"$tmp/all"
 fi
-grep -E '^(lib|tools|common)/.*\.[ch]$' "$tmp/all" | grep -v '^tools/tests/' |
+grep -E '^(lib|tools|common)/.*\.[ch]$' "$tmp/all" |
 	xargs grep -ohE '(secure_)?getenv\("[A-Za-z_][A-Za-z0-9_]*"|diag_getenv\([a-z]+, "[A-Za-z_][A-Za-z0-9_]*"|"(GDRMAP|GDRCOPY|VK|XDG)_[A-Z0-9_]+"' \
 	>"$tmp/c" || true
 grep -E '^python/gdrmap/.*\.py$' "$tmp/all" |

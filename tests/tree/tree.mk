@@ -1,9 +1,10 @@
 # The tree's shape (tests/tree/), from its sources and the objects the
 # build made: no two files of the library, of the gdrmap command or of
-# the simulator's libcuda call each other in a loop (nvsim's build checks
-# its own files: scripts/file-graph.sh); no source file of the product or the simulator
-# past 600 lines unless tests/tree/long-files says why; no citation of a
-# document outside the tree, nor of an issue number in the code.
+# the simulator's libcuda call each other in a loop (scripts/file-graph.sh,
+# the one checker, which the builds of gdrdrv and nvsim run too); no
+# source or test file past 600 lines unless tests/tree/long-files says
+# why; no citation of a document outside the tree, nor of an issue number
+# in the code.
 
 TREE_TESTS := $(sort $(wildcard tests/tree/test_*))
 

@@ -28,7 +28,7 @@ $(O)/tests/vm/cases/%: tests/vm/cases/%.c | lib sim-shim
 # present, once with gdrdrv loaded (test_cli.sh's do not, and it runs on
 # the host; under TCG it alone would take half a minute).
 VM_SIM_TESTS   = $(SIM_VMTEST_BINS)
-VM_TOOLS       = $(if $(GDRMAP_BIN),$(GDRMAP_BIN) $(JSONQ_BIN) tools/tests/harness.sh)
+VM_TOOLS       = $(if $(GDRMAP_BIN),$(GDRMAP_BIN) $(JSONQ_BIN) tests/tools/harness.sh)
 VM_TOOLS_TESTS = $(if $(GDRMAP_BIN),$(filter %/test_doctor.sh %/test_measure.sh,$(TOOLS_TESTS)))
 
 .PHONY: vm-cases vm-manifest check-vm $(addprefix check-vm-,$(VM_KERNELS))

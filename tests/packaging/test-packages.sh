@@ -28,7 +28,7 @@ set -eu
 
 keep=0
 [ "${1:-}" = -k ] && keep=1
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 PKGS="gdrmap gdrmap-tools gdrmap-tools-dbgsym gdrmap-dkms libgdrapi-dev libgdrapi2 libgdrapi2-dbgsym python3-gdrmap python3-gdrmap-dbgsym"
 # Stand-ins for NVIDIA's packages of these names, made by this test.
 NV_PKGS="gdrcopy-tests libgdrapi gdrdrv-dkms"
@@ -94,7 +94,7 @@ if [ -n "${GDRMAP_DEBS:-}" ]; then
 	ln -s "$GDRMAP_DEBS" "$work/debs"
 else
 	step "build the packages (build-debs.sh: dpkg-buildpackage -us -uc -b)"
-	"$(dirname "$0")/build-debs.sh" "$work/debs" >"$work/build.out" 2>&1 ||
+	"$top/packaging/build-debs.sh" "$work/debs" >"$work/build.out" 2>&1 ||
 		{ cat "$work/build.out"; fail "building the packages"; }
 fi
 grep -E '^(dpkg-gensymbols|dh_missing): (warning|error)' "$work/debs/build.log" &&

@@ -14,9 +14,9 @@
 # work directory.
 set -eu
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 name=deps
-. "$top/packaging/roottest.sh"
+. "$top/tests/packaging/roottest.sh"
 
 cp "$top/scripts/deps.sh" "$root/deps.sh"
 # apt-get would need the network: make any call of it a failure that

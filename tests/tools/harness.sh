@@ -1,8 +1,8 @@
-# Shared by tools/tests/*.sh (POSIX sh; busybox sh in the VM).
+# Shared by tests/tools/*.sh (POSIX sh; busybox sh in the VM).
 # GDRMAP and JSONQ name the programs under test; OUT is a scratch dir.
 
 GDRMAP=${GDRMAP:-build/tools/gdrmap}
-JSONQ=${JSONQ:-build/tools/tests/jsonq}
+JSONQ=${JSONQ:-build/tests/tools/jsonq}
 # GDRMAP_TEST_DEVICE: the GPU the commands are asked about (their -d), as
 # the VM runs them on its second simulated GPU; unset, each one's default.
 dev=${GDRMAP_TEST_DEVICE:-}

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/plot.sh on recorded --json output (tools/tests/data: runs on the
+# bench/plot.sh on recorded --json output (tests/tools/data: runs on the
 # simulated GPU): a PNG and an SVG per file and the threads plot, each
 # titled as simulated; bad input refused.  Skips the plotting without
 # gnuplot.
@@ -11,7 +11,7 @@ export JSONQ
 if [ -z "$data" ] || [ ! -x "$plot" ]; then
 	# Copied without the tree around it (as into the VM).
 	skipped=1
-	echo "SKIP: no tools/tests/data or bench/plot.sh next to this script" >&2
+	echo "SKIP: no tests/tools/data or bench/plot.sh next to this script" >&2
 	done_tests
 fi
 

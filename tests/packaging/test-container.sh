@@ -20,13 +20,13 @@
 # archive of this machine's apt sources; GDRMAP_DEBIAN_MIRROR overrides it.
 set -eu
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 O=${O:-$top/build}
-jsonq=$O/tools/tests/jsonq
+jsonq=$O/tests/tools/jsonq
 chroot=$(command -v chroot)
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES LD_LIBRARY_PATH || true
 name=container
-. "$top/packaging/roottest.sh"
+. "$top/tests/packaging/roottest.sh"
 [ -x "$jsonq" ] || die "$jsonq is missing: make tools first"
 
 if [ -n "${GDRMAP_DEBS:-}" ]; then

@@ -5,7 +5,7 @@
 # rpm database of a Debian machine knows no packages) and hold the files
 # they should.  Exit 0 pass, 1 fail, 77 skip (no rpmspec).
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 spec=$top/packaging/rpm/gdrmap.spec
 fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v rpmspec >/dev/null ||

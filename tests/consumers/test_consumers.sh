@@ -3,7 +3,8 @@
 # with its reason and exit 77, and the latency summary judges "helps",
 # "hurts" and "neutral" as its documentation says, on made-up runs.
 # NCCL_GDR and GDRAPI name the built nccl_gdr and libgdrapi.so.2.
-here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
+here=$top/bench/consumers
 NCCL_GDR=${NCCL_GDR:-build/bench/consumers/nccl_gdr}
 GDRAPI=${GDRAPI:-build/lib/libgdrapi.so.2}
 OUT=$(mktemp -d)
@@ -126,7 +127,6 @@ expect "summarize_ucx.py without runs exits non-zero" [ $? != 0 ]
 # libgdrapi comes in as UCX brings it: dlopened RTLD_LOCAL with a module,
 # out of the shim's RTLD_NEXT (it crashed there before; UCX's signal
 # handler turned that into a silent exit 1).
-top=$(cd "$here/../.." && pwd)
 libdir=$(cd "$(dirname "$GDRAPI")" && pwd)
 printf '%s\n' '#include <gdrapi.h>' \
 	'int mod_pin(void) { gdr_mh_t h; return gdr_pin_buffer(0, 0, 0, 0, 0, &h); }' >"$OUT/mod.c"

@@ -15,12 +15,12 @@
 # work directory.
 set -eu
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 O=${O:-$top/build}
-jsonq=$O/tools/tests/jsonq
+jsonq=$O/tests/tools/jsonq
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES LD_LIBRARY_PATH || true
 name=newer-glibc
-. "$top/packaging/roottest.sh"
+. "$top/tests/packaging/roottest.sh"
 [ -x "$jsonq" ] || die "$jsonq is missing: make tools first"
 debian12_glibc=2.36
 

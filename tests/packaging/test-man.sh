@@ -6,7 +6,7 @@
 # the pages read from the tree as the README says (man -M man PAGE), the
 # .so redirects included.  Exit 0 pass, 1 fail, 77 skip (no groff).
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top/man"
 command -v groff >/dev/null || { echo "SKIP: groff is not installed"; exit 77; }
 

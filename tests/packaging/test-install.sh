@@ -4,7 +4,7 @@
 # with pkg-config's flags from the staged tree, and make uninstall takes
 # every file away again.  Exit 0 pass, 1 fail.
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 O=${O:-$top/build}
 dest=$(mktemp -d "${TMPDIR:-/tmp}/gdrmap-install.XXXXXX")
 trap 'rm -rf "$dest"' EXIT

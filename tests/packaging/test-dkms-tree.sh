@@ -10,7 +10,7 @@
 # The stand-in sources hold gdrmap's own nv-p2p.h and one licence line.
 # Exit 0 pass, 1 fail, 77 skip (no kernel headers).
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 hdr=$(ls -d /usr/src/linux-headers-*-amd64 /usr/src/linux-headers-*-arm64 2>/dev/null |
 	grep -Ev -- '-(cloud|rt)-' | sort -V | tail -n 1 || true)

@@ -10,7 +10,7 @@
 # and what make, make demo and build-debs.sh leave in build/.
 # Exit 0 pass, 1 fail, 77 skip (no python3).
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 command -v python3 >/dev/null || { echo "SKIP: python3 is missing"; exit 77; }
 python3 - "$top" <<'PY'
 import os, re, sys

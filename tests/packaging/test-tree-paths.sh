@@ -6,7 +6,7 @@
 # outside the tree on purpose, BUILD=/tmp/...), is such a path.
 # Exit 0 pass, 1 fail.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 pattern='/[A-Za-z0-9._/-]*/build(-[A-Za-z0-9]+)?/(lib|tools|python|tests|deb)/'
 if [ -d .git ] && command -v git >/dev/null; then

@@ -1,4 +1,4 @@
-# The suites of packaging/ and man/ (included by install.mk).
+# The suites of packaging/ and man/ (their tests are here, in tests/packaging/).
 #
 # check-packaging (make check: no root, no network, no VM):
 #   test-man.sh       every man page formats without a warning
@@ -28,15 +28,15 @@
 #   test-newcomer.sh  the commands of README.md, python/README.md and the
 #                     quick start, as written, in a fresh Debian 12 root
 #                     (root only; minutes, with the download caches)
-PACKAGING_TESTS := $(addprefix packaging/,test-man.sh test-install.sh test-rpm.sh \
+PACKAGING_TESTS := $(addprefix tests/packaging/,test-man.sh test-install.sh test-rpm.sh \
 	test-build-debs.sh test-debian-mirror.sh test-tree-paths.sh test-dockerignore.sh)
-PACKAGING_SYSTEM_TESTS := $(addprefix packaging/,test-dkms-tree.sh test-packages.sh \
+PACKAGING_SYSTEM_TESTS := $(addprefix tests/packaging/,test-dkms-tree.sh test-packages.sh \
 	test-container.sh test-deps.sh test-newer-glibc.sh test-newcomer.sh)
-# Every packaging/test-*.sh is in one of the two lists.
+# Every tests/packaging/test-*.sh is in one of the two lists.
 PACKAGING_UNLISTED := $(filter-out $(PACKAGING_TESTS) $(PACKAGING_SYSTEM_TESTS),\
-	$(wildcard packaging/test-*.sh))
+	$(wildcard tests/packaging/test-*.sh))
 ifneq ($(PACKAGING_UNLISTED),)
-$(error packaging/check.mk: put $(PACKAGING_UNLISTED) in a suite)
+$(error tests/packaging/packaging.mk: put $(PACKAGING_UNLISTED) in a suite)
 endif
 
 .PHONY: check-packaging check-packaging-system check-man
@@ -55,4 +55,4 @@ check-packaging-system: lib tools
 		tests/run-tests.sh -t 900 -s $(CHECK_SUMMARY) $(PACKAGING_SYSTEM_TESTS)
 
 check-man:
-	@tests/run-tests.sh packaging/test-man.sh
+	@tests/run-tests.sh tests/packaging/test-man.sh

@@ -6,7 +6,7 @@
 # debug symbols' packages land in OUTDIR/dbgsym, checked there.)
 # Exit 0 pass, 1 fail.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrmap-bdeps.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0

@@ -32,10 +32,10 @@
 # work directory.
 set -eu
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES LD_LIBRARY_PATH || true
 name=newcomer roottest_own_roots=1
-. "$top/packaging/roottest.sh"
+. "$top/tests/packaging/roottest.sh"
 cache=${XDG_CACHE_HOME:-$HOME/.cache}
 vmcache=${GDRMAP_VM_CACHE:-$cache/gdrmap-vm}
 apt_cache=$cache/gdrmap-rootfs/apt-archives

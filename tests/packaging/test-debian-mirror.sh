@@ -8,7 +8,7 @@
 # root file system use what it finds; and the tree names no archive host.
 # Exit 0 pass, 1 fail, 77 skip (no apt-config).
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 command -v apt-config >/dev/null || { echo "SKIP: apt-config is missing (not a Debian machine)"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrmap-mirror.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
