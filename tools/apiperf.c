@@ -140,10 +140,7 @@ int cmd_apiperf(int argc, char **argv)
 	if (o.json) {
 		struct json j;
 
-		json_init(&j, stdout);
-		json_obj_begin(&j, NULL);
-		session_json_header(&j, &s, NULL);
-		json_str(&j, "unit", "ns");
+		session_json_begin(&j, &s, NULL, "ns");
 		json_int(&j, "size", (long long)o.size);
 		json_int(&j, "offset", (long long)o.offset);
 		json_int(&j, "iters", o.iters);

@@ -224,10 +224,7 @@ static void report_json(const struct session *s, const struct gpubuf *b,
 	struct json j;
 	int d;
 
-	json_init(&j, stdout);
-	json_obj_begin(&j, NULL);
-	session_json_header(&j, s, b);
-	json_str(&j, "unit", "GB/s");
+	session_json_begin(&j, s, b, "GB/s");
 	json_int(&j, "size", (long long)o->size);
 	json_int(&j, "copy_size", (long long)o->copy_size);
 	json_int(&j, "offset", (long long)o->offset);

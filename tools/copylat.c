@@ -444,10 +444,7 @@ int cmd_copylat(int argc, char **argv)
 	if (o.json) {
 		struct json j;
 
-		json_init(&j, stdout);
-		json_obj_begin(&j, NULL);
-		session_json_header(&j, &s, &b);
-		json_str(&j, "unit", "ns");
+		session_json_begin(&j, &s, &b, "ns");
 		json_int(&j, "offset", (long long)o.offset);
 		json_bool(&j, "cold_cache", o.cold);
 		json_str(&j, "host_memory", host_kind_names[kind]);

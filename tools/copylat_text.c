@@ -23,6 +23,15 @@ static const char *cell(const struct row *r, int m, char *buf, size_t len)
 	return fmt_ns(r->st[m].p50, buf, len);
 }
 
+/* A row's size, and false after saying why when its data was wrong. */
+static bool row_begin(FILE *f, const struct row *w)
+{
+	fprintf(f, "%9zu", w->size);
+	if (!w->verified)
+		fprintf(f, "  WRONG DATA: %s\n", w->why);
+	return w->verified;
+}
+
 static const char *ratio_text(double x, char *buf, size_t len)
 {
 	if (isnan(x))
@@ -46,11 +55,8 @@ static void print_basic(FILE *f, const struct copylat_run *run)
 	for (r = 0; r < run->nrows; r++) {
 		const struct row *w = &run->rows[r];
 
-		fprintf(f, "%9zu", w->size);
-		if (!w->verified) {
-			fprintf(f, "  WRONG DATA: %s\n", w->why);
+		if (!row_begin(f, w))
 			continue;
-		}
 		for (m = 0; m < 4; m++) {
 			snprintf(c, sizeof(c), "%s / %s / %s",
 				 fmt_ns(w->st[m].p0, a, sizeof(a)),
@@ -83,11 +89,8 @@ static void print_dir(FILE *f, const struct copylat_run *run, int d)
 	for (r = 0; r < run->nrows; r++) {
 		const struct row *w = &run->rows[r];
 
-		fprintf(f, "%9zu", w->size);
-		if (!w->verified) {
-			fprintf(f, "  WRONG DATA: %s\n", w->why);
+		if (!row_begin(f, w))
 			continue;
-		}
 		fprintf(f, "  %9s  %9s  %11s  %-9s",
 			cell(w, M_GDR(d), b[0], sizeof(b[0])),
 			cell(w, M_CUDA(d), b[1], sizeof(b[1])),

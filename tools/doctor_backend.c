@@ -43,9 +43,6 @@ static void advise_gdrdrv(struct backend_probe *b)
 	else if (access("/dev/gdrdrv", R_OK | W_OK))
 		snprintf(b->fix, sizeof(b->fix),
 			 "no permission on /dev/gdrdrv: join its group (ls -l /dev/gdrdrv) or install gdrmap's udev rule");
-	else
-		snprintf(b->fix, sizeof(b->fix),
-			 "see the reason; GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1 shows every step");
 }
 
 static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu,
@@ -67,9 +64,6 @@ static void advise_dmabuf(struct backend_probe *b, const struct tcu *cu,
 		snprintf(b->fix, sizeof(b->fix),
 			 "this driver (CUDA %d.%d) refuses CPU mmap of dma-bufs; GDRCopy 2.6 expects CUDA 13.3 drivers to allow it (none seen yet): use gdrdrv or rm",
 			 cu->driver_version / 1000, cu->driver_version % 1000 / 10);
-	else
-		snprintf(b->fix, sizeof(b->fix),
-			 "see the reason; GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1 shows every step");
 }
 
 static void advise_rm(struct backend_probe *b, const struct tcu *cu, int dev)
@@ -104,9 +98,6 @@ static void advise_vulkan(struct backend_probe *b, const struct tcu *cu,
 	if (!fd_ok)
 		snprintf(b->fix, sizeof(b->fix),
 			 "CUDA cannot export this GPU's memory as a file descriptor: the vulkan backend cannot import it; use gdrdrv");
-	else
-		snprintf(b->fix, sizeof(b->fix),
-			 "see the reason; GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1 shows every step");
 }
 
 #define TEST_ALLOC	(2UL << 20)
@@ -373,6 +364,9 @@ void probe_backends(struct backend_probe *bp, struct default_open *def,
 			continue;
 		}
 		library_reason(b, err);
+		/* The advice below replaces it where it knows more. */
+		snprintf(b->fix, sizeof(b->fix),
+			 "see the reason; GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=1 shows every step");
 		switch (gdr_backend_at(i)) {
 		case GDRMAP_BACKEND_GDRDRV:
 			advise_gdrdrv(b);

@@ -386,20 +386,15 @@ static int apply(enum cmd cmd, int id, const char *arg, const char *name,
 		o->map_flags = k;
 		return 0;
 	case 's':
-		if (parse_size(arg, &o->size) || !o->size ||
-		    o->size > BYTES_MAX)
-			break;
-		return 0;
 	case 'm':
-		if (parse_size(arg, &o->min_size) || !o->min_size ||
-		    o->min_size > BYTES_MAX)
+	case 'c': {
+		size_t *n = id == 's' ? &o->size :
+			    id == 'm' ? &o->min_size : &o->copy_size;
+
+		if (parse_size(arg, n) || !*n || *n > BYTES_MAX)
 			break;
 		return 0;
-	case 'c':
-		if (parse_size(arg, &o->copy_size) || !o->copy_size ||
-		    o->copy_size > BYTES_MAX)
-			break;
-		return 0;
+	}
 	case 'o':
 		if (parse_size(arg, &o->offset) || o->offset > BYTES_MAX)
 			break;

@@ -316,10 +316,7 @@ int cmd_pplat(int argc, char **argv)
 	if (o.json) {
 		struct json j;
 
-		json_init(&j, stdout);
-		json_obj_begin(&j, NULL);
-		session_json_header(&j, &s, &b);
-		json_str(&j, "unit", "ns");
+		session_json_begin(&j, &s, &b, "ns");
 		json_str(&j, "responder", p.gpu ? "gpu-kernel" : "cpu-thread");
 		json_int(&j, "iters", o.iters);
 		json_int(&j, "warmup", warm);

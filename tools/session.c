@@ -270,9 +270,11 @@ out:
 	return ret;
 }
 
-void session_json_header(struct json *j, const struct session *s,
-			 const struct gpubuf *b)
+void session_json_begin(struct json *j, const struct session *s,
+			const struct gpubuf *b, const char *unit)
 {
+	json_init(j, stdout);
+	json_obj_begin(j, NULL);
 	json_str(j, "tool", "gdrmap");
 	json_str(j, "command", cmd_names[s->o->cmd]);
 	json_str(j, "version", GDRMAP_TOOLS_VERSION);
@@ -297,6 +299,7 @@ void session_json_header(struct json *j, const struct session *s,
 		json_null(j, "measuring_cpu");
 	json_obj_end(j);
 	json_num(j, "timer_overhead_ns", s->timer_ns);
+	json_str(j, "unit", unit);
 }
 
 void session_print_header(const struct session *s, const struct gpubuf *b)

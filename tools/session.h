@@ -128,9 +128,10 @@ void host_free(struct session *s, void *p, bool pinned);
 void *host_alloc_kind(struct session *s, size_t n, enum host_kind *kind);
 void host_free_kind(struct session *s, void *p, enum host_kind kind);
 
-/* "tool", "command", "version", "simulated", "device", "backend", ... */
-void session_json_header(struct json *j, const struct session *s,
-			 const struct gpubuf *b);
+/* Start one JSON document on stdout with what every command reports:
+ * "tool", "command", "version", "simulated", "device", ..., "unit". */
+void session_json_begin(struct json *j, const struct session *s,
+			const struct gpubuf *b, const char *unit);
 /* The same for text, with a banner when the GPU is simulated. */
 void session_print_header(const struct session *s, const struct gpubuf *b);
 

@@ -114,32 +114,26 @@ static long gdrdrv_ioctl_get_cb_flag(struct gdrdrv_file *f,
 	return 0;
 }
 
-/* What GET_INFO and GET_INFO_V2 report, read under the fd lock. */
-struct gdrdrv_info {
-	u64 va;
-	u64 mapped_size;
-	u64 tm_cycles;
-	u32 mapping_type;		/* NONE when not mapped */
-};
-
-static int gdrdrv_get_info(struct gdrdrv_file *f, u64 handle,
-			   struct gdrdrv_info *info)
+/* GET_INFO_V2's answer for p->handle, read under the fd lock. */
+static int gdrdrv_get_info(struct gdrdrv_file *f,
+			   struct gdrdrv_get_info_v2_params *p)
 {
 	struct gdrdrv_region *r;
 
 	mutex_lock(&f->lock);
-	r = gdrdrv_region_lookup(f, handle);
+	r = gdrdrv_region_lookup(f, p->handle);
 	if (r) {
-		info->va = r->va;
-		info->mapped_size = r->size;
-		info->tm_cycles = r->tm_cycles;
+		p->va = r->va;
+		p->mapped_size = r->size;
+		p->page_size = GDRDRV_GPU_PAGE_SIZE;
+		p->tsc_khz = gdrdrv_tsc_khz();
+		p->tm_cycles = r->tm_cycles;
 		/*
 		 * A mapping the free callback zapped is dead, as GDRCopy
 		 * reports it: how a caller learns that it must not use it.
 		 */
 		mutex_lock(&r->lock);
-		info->mapping_type = atomic_read(&r->map_count) &&
-				     !r->cb_fired ?
+		p->mapping_type = atomic_read(&r->map_count) && !r->cb_fired ?
 			r->map_type : GDRDRV_MAPPING_TYPE_NONE;
 		mutex_unlock(&r->lock);
 	}
@@ -150,22 +144,23 @@ static int gdrdrv_get_info(struct gdrdrv_file *f, u64 handle,
 static long gdrdrv_ioctl_get_info(struct gdrdrv_file *f, void __user *argp)
 {
 	struct gdrdrv_get_info_params p;
-	struct gdrdrv_info info;
+	struct gdrdrv_get_info_v2_params v2;
 	int ret;
 
 	if (copy_from_user(&p, argp, sizeof(p)))
 		return -EFAULT;
-	ret = gdrdrv_get_info(f, p.handle, &info);
+	v2.handle = p.handle;
+	ret = gdrdrv_get_info(f, &v2);
 	if (ret)
 		return ret;
 
-	p.va = info.va;
-	p.mapped_size = info.mapped_size;
-	p.page_size = GDRDRV_GPU_PAGE_SIZE;
-	p.tsc_khz = gdrdrv_tsc_khz();
-	p.tm_cycles = info.tm_cycles;
-	p.mapped = info.mapping_type != GDRDRV_MAPPING_TYPE_NONE;
-	p.wc_mapping = info.mapping_type == GDRDRV_MAPPING_TYPE_WC;
+	p.va = v2.va;
+	p.mapped_size = v2.mapped_size;
+	p.page_size = v2.page_size;
+	p.tsc_khz = v2.tsc_khz;
+	p.tm_cycles = v2.tm_cycles;
+	p.mapped = v2.mapping_type != GDRDRV_MAPPING_TYPE_NONE;
+	p.wc_mapping = v2.mapping_type == GDRDRV_MAPPING_TYPE_WC;
 	if (copy_to_user(argp, &p, sizeof(p)))
 		return -EFAULT;
 	return 0;
@@ -175,21 +170,13 @@ static long gdrdrv_ioctl_get_info_v2(struct gdrdrv_file *f,
 				     void __user *argp)
 {
 	struct gdrdrv_get_info_v2_params p;
-	struct gdrdrv_info info;
 	int ret;
 
 	if (copy_from_user(&p, argp, sizeof(p)))
 		return -EFAULT;
-	ret = gdrdrv_get_info(f, p.handle, &info);
+	ret = gdrdrv_get_info(f, &p);
 	if (ret)
 		return ret;
-
-	p.va = info.va;
-	p.mapped_size = info.mapped_size;
-	p.page_size = GDRDRV_GPU_PAGE_SIZE;
-	p.tsc_khz = gdrdrv_tsc_khz();
-	p.tm_cycles = info.tm_cycles;
-	p.mapping_type = info.mapping_type;
 	if (copy_to_user(argp, &p, sizeof(p)))
 		return -EFAULT;
 	return 0;

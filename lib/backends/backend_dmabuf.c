@@ -47,42 +47,29 @@ static int export_dmabuf(const struct gdr_cuda_scope *s, CUdeviceptr ptr,
 	return *res == CUDA_SUCCESS ? fd : -1;
 }
 
-/* Allocate, export and mmap on dev: 0 or an errno, and why. */
-static int try_device(int dev, char *why, size_t why_len)
+/* Export and mmap the probe's memory. */
+static int try_memory(struct gdr_cuda_scope *s, CUdeviceptr ptr, char *why,
+		      size_t why_len)
 {
-	struct gdr_cuda_scope s;
-	CUdeviceptr ptr = 0;
-	int supported = 0, fd, err = ENOMEM;
+	int supported = 0, fd, err;
 	CUresult res;
 	void *va;
 	char msg[160];
 
 	cu->DeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
-			       dev);
+			       s->dev);
 	if (!supported) {
 		snprintf(why, why_len,
 			 "CUDA device %d or its driver does not support dma-buf export",
-			 dev);
+			 s->dev);
 		return ENOTSUP;
 	}
-	res = gdr_cuda_enter(dev, &s);
-	if (res != CUDA_SUCCESS) {
-		gdr_cuda_scope_error(&s, res, why, why_len);
-		return ENODEV;
-	}
-	res = s.call->MemAlloc(&ptr, PROBE_SIZE);
-	if (res != CUDA_SUCCESS) {
-		snprintf(why, why_len, "cuMemAlloc on device %d failed: %s",
-			 dev, gdr_cuda_error(cu, res, msg, sizeof(msg)));
-		goto leave;
-	}
-	fd = export_dmabuf(&s, ptr, PROBE_SIZE, 0, &res);
+	fd = export_dmabuf(s, ptr, PROBE_SIZE, 0, &res);
 	if (fd < 0) {
 		snprintf(why, why_len,
 			 "cuMemGetHandleForAddressRange on device %d failed: %s",
-			 dev, gdr_cuda_error(cu, res, msg, sizeof(msg)));
-		err = ENOTSUP;
-		goto free;
+			 s->dev, gdr_cuda_error(cu, res, msg, sizeof(msg)));
+		return ENOTSUP;
 	}
 	va = mmap(NULL, PROBE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (va == MAP_FAILED) {
@@ -98,15 +85,11 @@ static int try_device(int dev, char *why, size_t why_len)
 		err = 0;
 	}
 	close(fd);
-free:
-	s.call->MemFree(ptr);
-leave:
-	gdr_cuda_leave(&s);
 	return err;
 }
 
-/* Whether dma-bufs of dev can be mapped, tried once per process. */
-static struct gdr_dev_probe probes = GDR_DEV_PROBE_INIT(try_device);
+static struct gdr_dev_probe probes =
+	GDR_DEV_PROBE_INIT(PROBE_SIZE, try_memory);
 
 /* The device to try at open: the calling thread's, else the first one
  * that says it can export dma-bufs, else 0 (whose try says why not). */

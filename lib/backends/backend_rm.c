@@ -79,16 +79,15 @@ static int coherent(int dev)
 }
 
 /*
- * The whole chain once on dev, on memory of its own: pin, map, write
+ * The whole chain once on the probe's memory: pin, map, write
  * through the mapping and read by DMA, and the other way round.  A
  * driver that lets each step pass but maps the wrong memory is caught.
  */
-static int try_device(int dev, char *why, size_t why_len)
+static int try_memory(struct gdr_cuda_scope *s, CUdeviceptr ptr, char *why,
+		      size_t why_len)
 {
-	struct gdr_cuda_scope s;
 	struct rm_gpu *gpu;
 	struct rm_pin *p;
-	CUdeviceptr ptr = 0;
 	uint64_t win, win_len = PROBE_SIZE, want = 0x5eedf00d0badcafeULL, got;
 	volatile uint64_t *m;
 	CUresult res;
@@ -96,44 +95,31 @@ static int try_device(int dev, char *why, size_t why_len)
 	char msg[160], pin_why[RM_WHY_LEN];
 	int err;
 
-	err = gpu_of_device(dev, &gpu, why, why_len);
+	err = gpu_of_device(s->dev, &gpu, why, why_len);
 	if (err)
 		return err;
-	res = gdr_cuda_enter(dev, &s);
-	if (res != CUDA_SUCCESS) {
-		gdr_cuda_scope_error(&s, res, why, why_len);
-		return ENODEV;
-	}
-	res = s.call->MemAlloc(&ptr, PROBE_SIZE);
-	if (res != CUDA_SUCCESS) {
-		snprintf(why, why_len, "cuMemAlloc on device %d failed: %s",
-			 dev, gdr_cuda_error(cu, res, msg, sizeof(msg)));
-		err = ENOMEM;
-		goto leave;
-	}
 	win = ptr;
-	p = rm_window_pin(&s, gpu, ptr, PROBE_SIZE, &win, &win_len, &err,
+	p = rm_window_pin(s, gpu, ptr, PROBE_SIZE, &win, &win_len, &err,
 			  pin_why);
 	if (!p) {
 		snprintf(why, why_len, "%s", pin_why);
-		err = err == GDR_PIN_UNMAPPABLE ? ENOTSUP : err;
-		goto free;
+		return err == GDR_PIN_UNMAPPABLE ? ENOTSUP : err;
 	}
 	err = rm_window_map(p, win, host_page, &va, why, why_len);
 	if (err)
 		goto unpin;
 	m = (volatile uint64_t *)((char *)va + (ptr - win));
-	res = s.call->MemcpyHtoDAsync(ptr, &want, sizeof(want), NULL);
+	res = s->call->MemcpyHtoDAsync(ptr, &want, sizeof(want), NULL);
 	if (res == CUDA_SUCCESS)
-		res = s.call->StreamSynchronize(NULL);
+		res = s->call->StreamSynchronize(NULL);
 	got = *m;
 	if (res == CUDA_SUCCESS && got == want) {
 		*m = ~want;
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		(void)*m;	/* a read flushes the write-combined store */
-		res = s.call->MemcpyDtoHAsync(&got, ptr, sizeof(got), NULL);
+		res = s->call->MemcpyDtoHAsync(&got, ptr, sizeof(got), NULL);
 		if (res == CUDA_SUCCESS)
-			res = s.call->StreamSynchronize(NULL);
+			res = s->call->StreamSynchronize(NULL);
 	}
 	if (res != CUDA_SUCCESS) {
 		snprintf(why, why_len, "a copy to check the mapping failed: %s",
@@ -141,20 +127,17 @@ static int try_device(int dev, char *why, size_t why_len)
 		err = EIO;
 	} else if (got != ~want) {
 		snprintf(why, why_len, "RM mapped device %d's memory for the CPU, but the mapping does not show what the GPU holds (read 0x%llx): this driver maps some other way; load gdrdrv",
-			 dev, (unsigned long long)got);
+			 s->dev, (unsigned long long)got);
 		err = EIO;
 	}
 	rm_window_unmap(p);
 unpin:
 	rm_window_free(p);
-free:
-	s.call->MemFree(ptr);
-leave:
-	gdr_cuda_leave(&s);
 	return err;
 }
 
-static struct gdr_dev_probe probes = GDR_DEV_PROBE_INIT(try_device);
+static struct gdr_dev_probe probes =
+	GDR_DEV_PROBE_INIT(PROBE_SIZE, try_memory);
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_why[256];

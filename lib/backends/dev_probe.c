@@ -13,6 +13,33 @@ struct gdr_dev_answer {
 	char why[512];
 };
 
+static int try_device(const struct gdr_cuda *cu, struct gdr_dev_probe *p,
+		      int dev, char *why, size_t why_len)
+{
+	struct gdr_cuda_scope s;
+	CUdeviceptr ptr = 0;
+	CUresult res;
+	char msg[160];
+	int err;
+
+	res = gdr_cuda_enter(dev, &s);
+	if (res != CUDA_SUCCESS) {
+		gdr_cuda_scope_error(&s, res, why, why_len);
+		return ENODEV;
+	}
+	res = s.call->MemAlloc(&ptr, p->size);
+	if (res != CUDA_SUCCESS) {
+		snprintf(why, why_len, "cuMemAlloc on device %d failed: %s",
+			 dev, gdr_cuda_error(cu, res, msg, sizeof(msg)));
+		err = ENOMEM;
+	} else {
+		err = p->try_memory(&s, ptr, why, why_len);
+		s.call->MemFree(ptr);
+	}
+	gdr_cuda_leave(&s);
+	return err;
+}
+
 int gdr_dev_probe(struct gdr_dev_probe *p, int dev, char *why,
 		  size_t why_len)
 {
@@ -40,7 +67,7 @@ int gdr_dev_probe(struct gdr_dev_probe *p, int dev, char *why,
 	a = &p->answers[dev];
 	if (!a->done) {
 		a->why[0] = '\0';
-		a->err = p->try_device(dev, a->why, sizeof(a->why));
+		a->err = try_device(cu, p, dev, a->why, sizeof(a->why));
 		a->done = 1;
 	}
 	err = a->err;

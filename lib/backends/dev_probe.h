@@ -11,17 +11,23 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "base/cuda_api.h"
+
 struct gdr_dev_answer;
 
 struct gdr_dev_probe {
 	pthread_mutex_t lock;
-	/* 0, or an errno with why filled. */
-	int (*try_device)(int dev, char *why, size_t why_len);
+	size_t size;
+	/* The check on ptr, size bytes of cuMemAlloc memory of device s->dev,
+	 * in scope s: 0, or an errno with why filled. */
+	int (*try_memory)(struct gdr_cuda_scope *s, CUdeviceptr ptr,
+			  char *why, size_t why_len);
 	int ndev;
 	struct gdr_dev_answer *answers;
 };
 
-#define GDR_DEV_PROBE_INIT(fn) { PTHREAD_MUTEX_INITIALIZER, (fn), 0, NULL }
+#define GDR_DEV_PROBE_INIT(size, fn) \
+	{ PTHREAD_MUTEX_INITIALIZER, (size), (fn), 0, NULL }
 
 /* The answer for dev (a CUDA ordinal): 0, or an errno with why. */
 int gdr_dev_probe(struct gdr_dev_probe *p, int dev, char *why,
