@@ -56,7 +56,7 @@ static struct {
 
 static int rank;
 
-static void die(const char *what)
+static _Noreturn void die(const char *what)
 {
 	fprintf(stderr, "rank %d: %s\n", rank, what);
 	MPI_Abort(MPI_COMM_WORLD, 1);

@@ -20,7 +20,7 @@ $(O)/tests/gpu/test_gpu_rm_threads: tests/gpu/test_gpu_rm_threads.c \
 		$(O)/common/cuda_load.o -Wl,-rpath,$(abspath $(O))/lib -ldl \
 		-lpthread
 
-.PHONY: gpu-tests check-gpu
+.PHONY: gpu-tests check-gpu check-gpu-soak
 gpu-tests: $(GPU_BINS)
 
 # make check-gpu: every GPU test, each on every GPU it sees (tests/gpu
@@ -40,7 +40,8 @@ check-gpu: gpu-tests python-mocks
 	$(MAKE) --no-print-directory PYTHON=$(PYTHON) python-helper >/dev/null 2>&1 || \
 		export GDRMAP_FASTFLAG=0; \
 	status=0; \
-	tests/run-tests.sh -t 300 -s $(CHECK_SUMMARY) $(GPU_BINS) || status=1; \
+	tests/run-tests.sh -t 300 -s $(CHECK_SUMMARY) $(GPU_BINS) \
+		tests/gpu/test_soak.sh || status=1; \
 	GDRMAP_BUILD=$(abspath $(O)) PYTHONDONTWRITEBYTECODE=1 \
 		tests/run-tests.sh -t 600 -w $(PYTHON) -s $(CHECK_SUMMARY) \
 		$(PY_GPU_TESTS) || status=1; \
@@ -51,3 +52,12 @@ check-gpu: gpu-tests python-mocks
 		case $$rc in 0) c="1 0 0" ;; 77) c="0 0 1" ;; *) c="0 1 0"; status=1 ;; esac; \
 		echo "$$c" >>$(CHECK_SUMMARY); \
 	fi; exit $$status
+
+# make check-gpu-soak: the GPU tests in rounds for SOAK_S seconds (default
+# 600), every GPU's memory back after each round (tests/gpu/soak.sh, into
+# $(O)/soak).
+SOAK_S ?= 600
+check-gpu-soak: gpu-tests
+	@echo "== GPU tests in rounds for $(SOAK_S) s (tests/gpu/soak.sh)"
+	@if nvidia-smi -L >/dev/null 2>&1; then . scripts/gpu-machine-env.sh; fi; \
+	tests/gpu/soak.sh $(SOAK_S) $(O)/soak $(GPU_BINS) || [ $$? = 77 ]

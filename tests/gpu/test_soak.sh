@@ -1,0 +1,56 @@
+#!/bin/sh
+# tests/gpu/soak.sh's verdicts, with a made-up nvidia-smi (no GPU needed):
+# rounds that pass with the memory back pass; a failing test, or a GPU
+# whose used memory stays up after a round, fails the round; no GPU skips.
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+
+expect() {
+	what=$1
+	shift
+	if "$@"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "FAIL: $what" >&2
+	fi
+}
+
+mkdir "$tmp/bin"
+cat >"$tmp/bin/nvidia-smi" <<EOF
+#!/bin/sh
+[ -e "$tmp/nogpu" ] && exit 9
+case "\$*" in -L) echo "GPU 0: made up"; exit 0 ;; esac
+cat "$tmp/mem"
+EOF
+printf '#!/bin/sh\necho "1 passed, 0 failed"\n' >"$tmp/ok"
+printf '#!/bin/sh\necho "0 passed, 1 failed"; exit 1\n' >"$tmp/bad"
+printf '#!/bin/sh\nprintf "22\\n900\\n" >"%s/mem"\n' "$tmp" >"$tmp/keeps"
+chmod +x "$tmp/bin/nvidia-smi" "$tmp/ok" "$tmp/bad" "$tmp/keeps"
+soak() {
+	PATH=$tmp/bin:$PATH "$here/soak.sh" "$@" >"$tmp/log" 2>&1
+}
+
+printf '22\n30\n' >"$tmp/mem"
+soak 2 "$tmp/o1" "$tmp/ok"
+expect "passing rounds, memory back: exit 0 (got $?)" [ $? = 0 ]
+expect "a line per round" [ "$(wc -l <"$tmp/o1/rounds.txt")" -ge 2 ]
+expect "the closing line counts rounds" grep -Eq '^[0-9]+ passed, 0 failed$' "$tmp/log"
+
+soak 1 "$tmp/o2" "$tmp/ok" "$tmp/bad"
+expect "a failing test fails the soak (got $?)" [ $? = 1 ]
+expect "the failed round's log is kept" [ -s "$tmp/o2/fail-1.log" ]
+
+printf '22\n30\n' >"$tmp/mem"
+soak 1 "$tmp/o3" "$tmp/keeps"
+expect "memory not back fails the soak (got $?)" [ $? = 1 ]
+expect "it names the GPU" grep -q 'GPU 1 not back' "$tmp/o3/rounds.txt"
+
+touch "$tmp/nogpu"
+soak 1 "$tmp/o4" "$tmp/ok"
+expect "no GPU: exit 77 (got $?)" [ $? = 77 ]
+
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
