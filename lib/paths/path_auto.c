@@ -12,7 +12,10 @@
  * of each other are both measured on, to GDR_TRIALS_MAX copies, before
  * one is chosen).  A path whose two timed copies were both more than
  * GDR_SLOWER times slower than the best seen is dropped (a 64 MiB read
- * through the mapping costs 80 ms on an H200).
+ * through the mapping costs 80 ms on an H200).  A choice not won by far
+ * is watched: one copy in GDR_WATCH_EVERY a thread makes is timed, and a
+ * choice grown slower than its rival was is measured again
+ * (gdr_choose_watch).
  * Helper threads are woken before a threaded read is timed: the choice
  * is made for a burst of copies, as a caller making many finds them.
  *
@@ -57,9 +60,15 @@
 #define KIND_FROM	(64UL << 10)
 
 /* Tests replace what a measuring copy cost (the path's model instead of
- * the fake's memcpy); NULL: the clock's word. */
+ * the fake's memcpy); NULL: the clock's word.  gdr_copy_watch_cost: the
+ * same for a watched copy of a decided class. */
 uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
 			       uint64_t measured);
+uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
+				uint64_t measured);
+
+/* Copies of decided classes this thread made, for GDR_WATCH_EVERY. */
+static _Thread_local unsigned int watch_tick;
 
 static struct gdr_tune *tunes;
 static pthread_mutex_t tunes_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -283,8 +292,21 @@ static int auto_copy(struct job *j)
 							   memory_order_relaxed),
 				      memory_order_relaxed);
 	p = decided(j->r, t, j->n);
-	if (p)
+	if (p && ++watch_tick % GDR_WATCH_EVERY)
 		return run_path(j, p);
+	if (p) {
+		t0 = now_ns();
+		run_path(j, p);
+		t0 = now_ns() - t0;
+		if (gdr_copy_watch_cost)
+			t0 = gdr_copy_watch_cost(p, j->n, j->to_gpu, t0);
+		/* A busy lock: another thread records; this one is skipped. */
+		if (!pthread_mutex_trylock(&t->lock)) {
+			gdr_choose_watch(t, ci, p, t0);
+			pthread_mutex_unlock(&t->lock);
+		}
+		return 0;
+	}
 	possible = possible_paths(j->r, t, j->n);
 	pthread_mutex_lock(&t->lock);
 	p = gdr_choose_next(t, ci, possible);

@@ -102,6 +102,7 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 			if (c->ns[p][k] < best_other)
 				best_other = c->ns[p][k];
 	}
+	c->rival = 0;
 	if (best_other != UINT64_MAX &&
 	    med[best] * GDR_MARGIN <= best_other) {
 		size_t lo = (size_t)1 << ci, hi = lo << 1;
@@ -112,6 +113,15 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 		if (best == GDRMAP_COPY_PATH_DMA &&
 		    lo < atomic_load(&t->dma_from))
 			atomic_store(&t->dma_from, lo);
+	} else {
+		/* Not won by far: the runner-up is watched for. */
+		for (p = 1; p < GDR_NPATH; p++)
+			if (p != best && (possible & (1 << p)) &&
+			    !(c->dropped & (1 << p)) &&
+			    (!c->rival || med[p] < med[c->rival]))
+				c->rival = (uint8_t)p;
+		c->rival_ns = c->rival ? med[c->rival] : 0;
+		c->seen = 0;
 	}
 	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping, %s host memory): %s, %llu ns (first quartile)",
 		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
@@ -180,4 +190,53 @@ void gdr_choose_record(struct gdr_tune *t, int ci, int p, uint64_t ns,
 		if (c->runs[q] > 2 && (f = fastest(c, q)) > best * GDR_SLOWER)
 			c->dropped |= 1 << q;
 	gdr_choose_next(t, ci, possible);
+}
+
+/*
+ * A choice is made from a few copies in a few milliseconds; what the
+ * paths cost can change after it (the copy engine shared with other work,
+ * the helpers' CPUs busy, a GPU clocking down).  Watched copies of the
+ * choice whose first quartile has grown past its rival's time at the
+ * choice, by GDR_CLOSE, measure the class again, all paths afresh.  Each
+ * time it happens the next look waits twice as many copies, so that two
+ * paths that trade places on noise cost a few measuring rounds, not one
+ * per window.
+ */
+void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns)
+{
+	struct gdr_tune_class *c = &t->c[ci];
+	uint64_t w[GDR_WATCH], now;
+	int k;
+
+	/* Only a choice the class's own copies take: not one that a
+	 * neighbour won by far (map_below, dma_from), which serves them. */
+	if (!c->rival ||
+	    atomic_load_explicit(&c->path, memory_order_relaxed) != p ||
+	    (size_t)2 << ci <= atomic_load(&t->map_below) ||
+	    (size_t)1 << ci >= atomic_load(&t->dma_from))
+		return;
+	c->watch[c->seen++ % GDR_WATCH] = ns;
+	if (c->seen % GDR_WATCH || c->seen < (uint32_t)GDR_WATCH << c->reopened)
+		return;
+	for (k = 0; k < GDR_WATCH; k++)
+		w[k] = c->watch[k];
+	now = quartile(w, GDR_WATCH);
+	if (now * 100 <= c->rival_ns * GDR_CLOSE)
+		return;
+	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping, %s host memory): %s now takes %llu ns, %s took %llu when it was chosen: measuring again",
+		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
+		 t->to_gpu ? "to" : "from", t->dev,
+		 gdr_mapping_type_name(t->type), gdr_host_kind_names[t->kind],
+		 gdr_copy_path_names[p], (unsigned long long)now,
+		 gdr_copy_path_names[c->rival],
+		 (unsigned long long)c->rival_ns);
+	for (k = 0; k < GDR_NPATH; k++)
+		c->runs[k] = 0;
+	c->dropped = 0;
+	c->want = 0;
+	c->rival = 0;
+	c->seen = 0;
+	if (c->reopened < GDR_REOPEN_MAX)
+		c->reopened++;
+	atomic_store_explicit(&c->path, 0, memory_order_release);
 }

@@ -24,13 +24,24 @@
 #define GDR_SLOWER	4
 #define GDR_MARGIN	2
 #define GDR_NPATH	5	/* indexed by GDRMAP_COPY_PATH_*; 0 unused */
+/* A decided class with a rival is watched: every GDR_WATCH_EVERY-th copy
+ * of it a thread makes is timed, and each GDR_WATCH copies timed are
+ * compared with the rival (gdr_choose_watch). */
+#define GDR_WATCH_EVERY	8
+#define GDR_WATCH	8
+#define GDR_REOPEN_MAX	6
 
 struct gdr_tune_class {
 	_Atomic int path;		/* the choice; 0 while measuring */
 	uint8_t runs[GDR_NPATH];	/* copies made, the untimed first too */
 	uint8_t dropped;		/* paths out of the running (bits) */
 	uint8_t want;			/* timed copies wanted; 0: GDR_TRIALS */
+	uint8_t rival;			/* the runner-up at the choice; 0: none */
+	uint8_t reopened;		/* times measured again */
+	uint32_t seen;			/* copies of the choice timed since */
+	uint64_t rival_ns;		/* the rival's time at the choice */
 	uint64_t ns[GDR_NPATH][GDR_TRIALS_MAX];
+	uint64_t watch[GDR_WATCH];
 };
 
 struct gdr_tune {
@@ -65,5 +76,12 @@ int gdr_choose_next(struct gdr_tune *t, int ci, int possible);
 /* A measuring copy of class ci by path p took ns.  t->lock held. */
 void gdr_choose_record(struct gdr_tune *t, int ci, int p, uint64_t ns,
 		       int possible);
+
+/*
+ * A copy of decided class ci by path p, timed while watched, took ns.
+ * When the choice's copies have become slower than its rival was
+ * (GDR_CLOSE), the class is measured again.  t->lock held.
+ */
+void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns);
 
 #endif /* GDRMAP_COPY_CHOOSE_H */

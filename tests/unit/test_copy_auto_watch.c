@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A decided size class is watched (lib/paths/path_choose.c,
+ * gdr_choose_watch): every GDR_WATCH_EVERY-th copy of it is timed, and
+ * when the choice has become slower than its rival was when chosen, the
+ * class is measured again and the faster path takes over.  A choice whose
+ * cost holds is never measured again; and a choice that looks slower at
+ * every look is measured again at doubling intervals, a few times in
+ * thousands of copies, never once per look.  The data of every copy,
+ * watched or not, is checked.
+ *
+ * The measuring copies' cost is a model (128 KiB reads: DMA 8 µs, the
+ * mapping 11 µs, threads and the staged path hopeless); the watched
+ * copies' cost is the model times a factor the test sets.
+ */
+#include <stdlib.h>
+
+#include "fake_vulkan.h"
+#include "owner_pins.h"
+#include "paths/path_choose.h"
+
+#define AREA	(1UL << 20)
+#define N	(128UL << 10)
+
+extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
+				      uint64_t measured);
+extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
+				       uint64_t measured);
+
+static uint64_t dma_ns = 8000;
+static int watch_factor = 1;
+static int measured[GDRMAP_COPY_PATH_STAGED + 1];
+static int watched;
+
+static uint64_t model(int path)
+{
+	switch (path) {
+	case GDRMAP_COPY_PATH_MAPPING:
+		return 11000;
+	case GDRMAP_COPY_PATH_DMA:
+		return dma_ns;
+	default:
+		return 200000;
+	}
+}
+
+static uint64_t measure_cost(int path, size_t n, int to_gpu, uint64_t ns)
+{
+	(void)n, (void)to_gpu, (void)ns;
+	measured[path]++;
+	return model(path);
+}
+
+static uint64_t watch_cost(int path, size_t n, int to_gpu, uint64_t ns)
+{
+	(void)n, (void)to_gpu, (void)ns;
+	watched++;
+	return model(path) * (uint64_t)watch_factor;
+}
+
+static int all_measured(void)
+{
+	int p, sum = 0;
+
+	for (p = 1; p <= GDRMAP_COPY_PATH_STAGED; p++)
+		sum += measured[p];
+	return sum;
+}
+
+static unsigned char host[N];
+
+/* times reads of N bytes; the last one's bytes checked against the GPU's. */
+static void reads(gdr_mh_t mh, char *map, CUdeviceptr gpu, int times)
+{
+	static unsigned char want[N];
+	static unsigned int seed;
+	long bad = -1;
+	size_t i;
+	int k;
+
+	pattern(want, N, ++seed);
+	CHECK(fake_gpu_rw(gpu, want, N, 1) == 0, "fill the GPU side");
+	for (k = 0; k < times; k++) {
+		memset(host, POISON, N);
+		LIB(gdrmap_copy_from_mapping(mh, host, map, N), 0);
+	}
+	for (i = 0; i < N && bad < 0; i++)
+		if (host[i] != want[i])
+			bad = (long)i;
+	CHECK(bad < 0, "%d reads: byte %ld is 0x%02x, the GPU holds 0x%02x",
+	      times, bad, bad < 0 ? 0 : host[bad], bad < 0 ? 0 : want[bad]);
+}
+
+static int path_now(gdr_mh_t mh)
+{
+	int got = -1;
+
+	CHECK_RET(gdrmap_copy_path(mh, 0, N, &got), 0);
+	return got;
+}
+
+/* Device 0: a steady choice, then its path slows down. */
+static void drift(gdr_mh_t mh, char *map, CUdeviceptr gpu)
+{
+	int before, w;
+
+	reads(mh, map, gpu, 40);
+	CHECK(path_now(mh) == GDRMAP_COPY_PATH_DMA,
+	      "DMA (8 µs) is chosen over the mapping (11 µs): %d",
+	      path_now(mh));
+	before = all_measured();
+	w = watched;
+	reads(mh, map, gpu, 800);
+	CHECK(all_measured() == before,
+	      "a choice whose cost holds is not measured again (%d copies were)",
+	      all_measured() - before);
+	CHECK(watched - w >= 800 / GDR_WATCH_EVERY - 1 &&
+	      watched - w <= 800 / GDR_WATCH_EVERY + 1,
+	      "one copy in %d is timed: %d of 800", GDR_WATCH_EVERY,
+	      watched - w);
+
+	/* DMA now takes 16 µs: past the mapping's 11 by more than a
+	 * quarter, but not twice it (not a win by far). */
+	dma_ns = 16000;
+	before = all_measured();
+	reads(mh, map, gpu, GDR_WATCH_EVERY * GDR_WATCH + 40);
+	CHECK(all_measured() > before,
+	      "the slower choice is measured again within %d copies",
+	      GDR_WATCH_EVERY * GDR_WATCH + 40);
+	CHECK(path_now(mh) == GDRMAP_COPY_PATH_MAPPING,
+	      "the mapping takes over from DMA: %d", path_now(mh));
+	/* And back: DMA fast again, the mapping now the choice. */
+	dma_ns = 8000;
+	watch_factor = 1;
+	reads(mh, map, gpu, 200);
+	CHECK(path_now(mh) == GDRMAP_COPY_PATH_MAPPING,
+	      "the mapping, still as fast as when chosen, stays: %d",
+	      path_now(mh));
+}
+
+/* Device 1: the choice looks three times slower at every look. */
+static void backoff(gdr_mh_t mh, char *map, CUdeviceptr gpu)
+{
+	int rounds, copies = 4000;
+
+	watch_factor = 3;
+	measured[GDRMAP_COPY_PATH_MAPPING] = 0;
+	reads(mh, map, gpu, copies);
+	/* Each measuring round runs the mapping 1 + GDR_TRIALS times. */
+	rounds = measured[GDRMAP_COPY_PATH_MAPPING] / (1 + GDR_TRIALS);
+	CHECK(rounds >= 3 && rounds <= 1 + GDR_REOPEN_MAX,
+	      "measured %d times in %d copies: again and again, at doubling intervals",
+	      rounds, copies);
+	CHECK(all_measured() * 10 < copies,
+	      "measuring copies stay under a tenth of all (%d of %d)",
+	      all_measured(), copies);
+	CHECK(path_now(mh) == GDRMAP_COPY_PATH_DMA ||
+	      path_now(mh) == GDRMAP_COPY_PATH_AUTO,
+	      "the measurements still choose DMA: %d", path_now(mh));
+	watch_factor = 1;
+}
+
+static void on_device(gdr_t g, int dev,
+		      void (*phase)(gdr_mh_t, char *, CUdeviceptr))
+{
+	CUdeviceptr p = vmm_alloc(dev, AREA,
+				  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+	gdr_info_t info;
+	void *va = NULL;
+	gdr_mh_t mh;
+
+	LIB(gdr_pin_buffer(g, p, AREA, 0, 0, &mh), 0);
+	LIB(gdr_map(g, mh, &va, AREA), 0);
+	LIB(gdr_get_info(g, mh, &info), 0);
+	if (va) {
+		phase(mh, (char *)va + (p - info.va), p);
+		LIB(gdr_unmap(g, mh, va, AREA), 0);
+	}
+	LIB(gdr_unpin_buffer(g, mh), 0);
+}
+
+int main(int argc, char **argv)
+{
+	char why[512];
+	gdr_t g;
+	int err = 0;
+
+	(void)argc, (void)argv;
+	gdr_cuda_use_syms(&fake_syms);
+	gdr_copy_auto_cost = measure_cost;
+	gdr_copy_watch_cost = watch_cost;
+	g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why), &err);
+	CHECK(g != NULL, "dmabuf opens: %s", why);
+	if (!g)
+		return test_done();
+	on_device(g, 0, drift);
+	on_device(g, 1, backoff);
+	CHECK_RET(gdr_close(g), 0);
+	return owner_done();
+}
