@@ -67,8 +67,23 @@ uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
 uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
 				uint64_t measured);
 
-/* Copies of decided classes this thread made, for GDR_WATCH_EVERY. */
-static _Thread_local unsigned int watch_tick;
+/*
+ * Whether to time this copy of a decided class: one in GDR_WATCH_EVERY,
+ * at random (xorshift, per thread), so that a thread whose copies cycle
+ * through a few sizes has each size watched, not one every eighth.
+ */
+static _Thread_local uint32_t watch_state;
+
+static int watch_this(void)
+{
+	uint32_t x = watch_state ? watch_state : 0x9e3779b9u;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	watch_state = x;
+	return x % GDR_WATCH_EVERY == 0;
+}
 
 static struct gdr_tune *tunes;
 static pthread_mutex_t tunes_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -292,7 +307,7 @@ static int auto_copy(struct job *j)
 							   memory_order_relaxed),
 				      memory_order_relaxed);
 	p = decided(j->r, t, j->n);
-	if (p && ++watch_tick % GDR_WATCH_EVERY)
+	if (p && !watch_this())
 		return run_path(j, p);
 	if (p) {
 		t0 = now_ns();

@@ -24,9 +24,9 @@
 #define GDR_SLOWER	4
 #define GDR_MARGIN	2
 #define GDR_NPATH	5	/* indexed by GDRMAP_COPY_PATH_*; 0 unused */
-/* A decided class with a rival is watched: every GDR_WATCH_EVERY-th copy
- * of it a thread makes is timed, and each GDR_WATCH copies timed are
- * compared with the rival (gdr_choose_watch). */
+/* A decided class with a rival is watched: one copy of it in
+ * GDR_WATCH_EVERY, at random, is timed, and each GDR_WATCH copies timed
+ * are compared with the rival (gdr_choose_watch). */
 #define GDR_WATCH_EVERY	8
 #define GDR_WATCH	8
 #define GDR_REOPEN_MAX	6

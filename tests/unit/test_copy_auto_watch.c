@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * A decided size class is watched (lib/paths/path_choose.c,
- * gdr_choose_watch): every GDR_WATCH_EVERY-th copy of it is timed, and
+ * gdr_choose_watch): one copy in GDR_WATCH_EVERY, at random, is timed, and
  * when the choice has become slower than its rival was when chosen, the
  * class is measured again and the faster path takes over.  A choice whose
  * cost holds is never measured again; and a choice that looks slower at
@@ -28,17 +28,18 @@ extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
 				       uint64_t measured);
 
 static uint64_t dma_ns = 8000;
+static size_t slow_a, slow_b;	/* DMA of these sizes takes 16 µs */
 static int watch_factor = 1;
 static int measured[GDRMAP_COPY_PATH_STAGED + 1];
 static int watched;
 
-static uint64_t model(int path)
+static uint64_t model(int path, size_t n)
 {
 	switch (path) {
 	case GDRMAP_COPY_PATH_MAPPING:
 		return 11000;
 	case GDRMAP_COPY_PATH_DMA:
-		return dma_ns;
+		return n == slow_a || n == slow_b ? 16000 : dma_ns;
 	default:
 		return 200000;
 	}
@@ -46,16 +47,16 @@ static uint64_t model(int path)
 
 static uint64_t measure_cost(int path, size_t n, int to_gpu, uint64_t ns)
 {
-	(void)n, (void)to_gpu, (void)ns;
+	(void)to_gpu, (void)ns;
 	measured[path]++;
-	return model(path);
+	return model(path, n);
 }
 
 static uint64_t watch_cost(int path, size_t n, int to_gpu, uint64_t ns)
 {
-	(void)n, (void)to_gpu, (void)ns;
+	(void)to_gpu, (void)ns;
 	watched++;
-	return model(path) * (uint64_t)watch_factor;
+	return model(path, n) * (uint64_t)watch_factor;
 }
 
 static int all_measured(void)
@@ -91,12 +92,17 @@ static void reads(gdr_mh_t mh, char *map, CUdeviceptr gpu, int times)
 	      times, bad, bad < 0 ? 0 : host[bad], bad < 0 ? 0 : want[bad]);
 }
 
-static int path_now(gdr_mh_t mh)
+static int path_of(gdr_mh_t mh, size_t n)
 {
 	int got = -1;
 
-	CHECK_RET(gdrmap_copy_path(mh, 0, N, &got), 0);
+	CHECK_RET(gdrmap_copy_path(mh, 0, n, &got), 0);
 	return got;
+}
+
+static int path_now(gdr_mh_t mh)
+{
+	return path_of(mh, N);
 }
 
 /* Device 0: a steady choice, then its path slows down. */
@@ -114,8 +120,8 @@ static void drift(gdr_mh_t mh, char *map, CUdeviceptr gpu)
 	CHECK(all_measured() == before,
 	      "a choice whose cost holds is not measured again (%d copies were)",
 	      all_measured() - before);
-	CHECK(watched - w >= 800 / GDR_WATCH_EVERY - 1 &&
-	      watched - w <= 800 / GDR_WATCH_EVERY + 1,
+	/* At random, one in GDR_WATCH_EVERY: 100 of 800 +- 4 sd. */
+	CHECK(watched - w >= 60 && watched - w <= 140,
 	      "one copy in %d is timed: %d of 800", GDR_WATCH_EVERY,
 	      watched - w);
 
@@ -123,10 +129,10 @@ static void drift(gdr_mh_t mh, char *map, CUdeviceptr gpu)
 	 * quarter, but not twice it (not a win by far). */
 	dma_ns = 16000;
 	before = all_measured();
-	reads(mh, map, gpu, GDR_WATCH_EVERY * GDR_WATCH + 40);
+	reads(mh, map, gpu, 3 * GDR_WATCH_EVERY * GDR_WATCH);
 	CHECK(all_measured() > before,
 	      "the slower choice is measured again within %d copies",
-	      GDR_WATCH_EVERY * GDR_WATCH + 40);
+	      3 * GDR_WATCH_EVERY * GDR_WATCH);
 	CHECK(path_now(mh) == GDRMAP_COPY_PATH_MAPPING,
 	      "the mapping takes over from DMA: %d", path_now(mh));
 	/* And back: DMA fast again, the mapping now the choice. */
@@ -158,6 +164,43 @@ static void backoff(gdr_mh_t mh, char *map, CUdeviceptr gpu)
 	      path_now(mh) == GDRMAP_COPY_PATH_AUTO,
 	      "the measurements still choose DMA: %d", path_now(mh));
 	watch_factor = 1;
+}
+
+/*
+ * A thread whose reads alternate between two sizes has both classes
+ * watched, not only the one that sampling in step with the alternation
+ * would land on: DMA slows for the one size, which changes path, then
+ * for the other too, which changes path as well.
+ */
+static void alternate(gdr_mh_t mh, char *map, size_t a, size_t b)
+{
+	static unsigned char buf[AREA];
+	int k, round, want_a, want_b;
+
+	dma_ns = 8000;
+	for (round = 0; round < 3; round++) {
+		slow_a = round >= 1 ? a : 0;
+		slow_b = round >= 2 ? b : 0;
+		for (k = 0; k < 500; k++) {
+			LIB(gdrmap_copy_from_mapping(mh, buf, map, a), 0);
+			LIB(gdrmap_copy_from_mapping(mh, buf, map, b), 0);
+		}
+		want_a = slow_a ? GDRMAP_COPY_PATH_MAPPING : GDRMAP_COPY_PATH_DMA;
+		want_b = slow_b ? GDRMAP_COPY_PATH_MAPPING : GDRMAP_COPY_PATH_DMA;
+		CHECK(path_of(mh, a) == want_a && path_of(mh, b) == want_b,
+		      "alternating %zu and %zu B, round %d: paths %d and %d, want %d and %d",
+		      a, b, round, path_of(mh, a), path_of(mh, b), want_a,
+		      want_b);
+	}
+	slow_a = slow_b = 0;
+}
+
+/* Device 2: alternating pairs. */
+static void alternating(gdr_mh_t mh, char *map, CUdeviceptr gpu)
+{
+	(void)gpu;
+	alternate(mh, map, N, 2 * N);
+	alternate(mh, map, 8 * N, 4 * N);
 }
 
 static void on_device(gdr_t g, int dev,
@@ -195,6 +238,7 @@ int main(int argc, char **argv)
 		return test_done();
 	on_device(g, 0, drift);
 	on_device(g, 1, backoff);
+	on_device(g, 2, alternating);
 	CHECK_RET(gdr_close(g), 0);
 	return owner_done();
 }
