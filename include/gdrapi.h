@@ -368,7 +368,8 @@ int gdrmap_copy_from_mapping_via(gdr_mh_t handle, void *h_ptr,
  * gdrmap_copy_from_mapping (0) takes now for size bytes of handle's
  * memory from or to pageable host memory: GDRMAP_COPY_PATH_MAPPING,
  * _THREADS, _DMA or _STAGED, or GDRMAP_COPY_PATH_AUTO while that size
- * class is still being measured.  EINVAL if the handle is not mapped.
+ * class is being measured (at first use, or again after its path grew
+ * slower).  EINVAL if the handle is not mapped.
  */
 int gdrmap_copy_path(gdr_mh_t handle, int to_mapping, size_t size,
 		     int *path);

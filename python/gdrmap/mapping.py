@@ -447,7 +447,8 @@ class Mapping:
         threads through it), 'dma' (the GPU's copy engine, straight from
         and to memory CUDA has pinned), 'staged' (the copy engine through
         pinned staging buffers: pageable memory), or 'auto' while the
-        library is still timing that size.  host: the host buffer (an
+        library is timing that size (at first use, or again after its
+        path grew slower).  host: the host buffer (an
         address, e.g. a tensor's data_ptr(), or any buffer), whose kind,
         pageable or pinned by CUDA, the path depends on; None: pageable.
         With a library that has no gdrmap_copy_* (GDRCopy's), 'mapping'
