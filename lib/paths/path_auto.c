@@ -294,7 +294,7 @@ __attribute__((noinline))
 static int auto_copy(struct job *j)
 {
 	struct gdr_tune *t = tune_of(j->r, j->to_gpu, j->kind);
-	int ci = size_class(j->n), p, possible;
+	int ci = size_class(j->n), p, possible, warm;
 	uint64_t t0;
 
 	if (!t)
@@ -325,13 +325,16 @@ static int auto_copy(struct job *j)
 	possible = possible_paths(j->r, t, j->n);
 	pthread_mutex_lock(&t->lock);
 	p = gdr_choose_next(t, ci, possible);
+	warm = !t->c[ci].reopened;
 	pthread_mutex_unlock(&t->lock);
 	if (!p) {
 		p = decided(j->r, t, j->n);
 		return run_path(j, p ? p : GDRMAP_COPY_PATH_MAPPING);
 	}
-	/* Threads are timed as a burst of reads finds them: awake. */
-	if (p == GDRMAP_COPY_PATH_THREADS)
+	/* Threads are first timed as a burst of reads finds them: awake.
+	 * Once the watch saw the choice slower than that, as the caller
+	 * really calls: helpers asleep between sparse copies are its cost. */
+	if (p == GDRMAP_COPY_PATH_THREADS && warm)
 		gdr_threads_warm();
 	t0 = now_ns();
 	run_path(j, p);

@@ -11,6 +11,14 @@
 
 #include "gdrapi.h"
 
+/*
+ * A size class may be measuring again at any copy (its choice grew slower
+ * than its rival: docs/best-path.md), so gdrmap_copy_path can say AUTO
+ * after any number of copies; what the tests ask is that a class settles
+ * within COPY_SETTLE more copies.
+ */
+#define COPY_SETTLE	400
+
 /* May this thread run on one CPU only (the library starts no helpers)? */
 static inline int copy_one_cpu(void)
 {

@@ -99,8 +99,16 @@ static void every_size(const struct gpu_case *c, gdr_mh_t mh, char *map,
 			bad = round_trip(c, mh, map, base, off, sizes[i], 0);
 		for (path = 1; path <= GDRMAP_COPY_PATH_STAGED; path++)
 			round_trip(c, mh, map, base, off, sizes[i], path);
-		LIB(gdrmap_copy_path_host(mh, 0, back, sizes[i], &got[0]), 0);
-		LIB(gdrmap_copy_path_host(mh, 1, data, sizes[i], &got[1]), 0);
+		/* Settled, or measuring again and settling (COPY_SETTLE). */
+		for (k = 0; k <= COPY_SETTLE; k++) {
+			LIB(gdrmap_copy_path_host(mh, 0, back, sizes[i],
+						  &got[0]), 0);
+			LIB(gdrmap_copy_path_host(mh, 1, data, sizes[i],
+						  &got[1]), 0);
+			if ((got[0] && got[1]) || k == COPY_SETTLE || bad)
+				break;
+			bad = round_trip(c, mh, map, base, off, sizes[i], 0);
+		}
 		CHECK(got[0] >= 1 && got[0] <= GDRMAP_COPY_PATH_STAGED &&
 		      got[1] >= 1 && got[1] <= GDRMAP_COPY_PATH_STAGED &&
 		      !refused(got[0], sizes[i]) && !refused(got[1], sizes[i]),

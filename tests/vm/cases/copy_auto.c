@@ -121,8 +121,15 @@ int main(void)
 		for (path = 1; path <= GDRMAP_COPY_PATH_STAGED; path++)
 			round_trip(mh, map, d, off, sizes[i], path,
 				   (unsigned)(i * 50 + 40 + path));
-		CHECK_RET(gdrmap_copy_path(mh, 0, sizes[i], &got[0]), 0);
-		CHECK_RET(gdrmap_copy_path(mh, 1, sizes[i], &got[1]), 0);
+		/* Settled, or measuring again and settling (COPY_SETTLE). */
+		for (k = 0; k <= COPY_SETTLE; k++) {
+			CHECK_RET(gdrmap_copy_path(mh, 0, sizes[i], &got[0]), 0);
+			CHECK_RET(gdrmap_copy_path(mh, 1, sizes[i], &got[1]), 0);
+			if ((got[0] && got[1]) || k == COPY_SETTLE)
+				break;
+			round_trip(mh, map, d, off, sizes[i], 0,
+				   (unsigned)(i * 50 + k));
+		}
 		CHECK(got[0] >= 1 && got[0] <= GDRMAP_COPY_PATH_STAGED &&
 		      got[1] >= 1 && got[1] <= GDRMAP_COPY_PATH_STAGED &&
 		      !refused(got[0], sizes[i]) && !refused(got[1], sizes[i]),
