@@ -16,8 +16,12 @@
  * is watched: one copy in GDR_WATCH_EVERY a thread makes is timed, and a
  * choice grown slower than its rival was is measured again
  * (gdr_choose_watch).
- * Helper threads are woken before a threaded read is timed: the choice
- * is made for a burst of copies, as a caller making many finds them.
+ * A class's first measuring wakes the helper threads before each
+ * threaded copy it times (gdr_threads_warm): the choice is made for a
+ * burst of copies, as a caller making many finds them.  A class measured
+ * again does not: the watch saw its choice slower than that, and where
+ * the caller's copies are sparse, helpers asleep between them are what
+ * the caller pays, so threads are timed as its copies find them.
  *
  * The host buffer's kind is asked of CUDA (one query) only from
  * KIND_FROM up: below, DMA goes through the queue's pinned bounce buffer
@@ -265,14 +269,34 @@ static int possible_paths(struct gdr_region *r, const struct gdr_tune *t,
 }
 
 /*
+ * One copy by path p, timed: the clock's word, or what the test's cost
+ * hook makes of it.
+ */
+static uint64_t timed_run(const struct job *j, int p,
+			  uint64_t (*cost)(int path, size_t n, int to_gpu,
+					   uint64_t measured))
+{
+	uint64_t ns = now_ns();
+
+	run_path(j, p);
+	ns = now_ns() - ns;
+	return cost ? cost(p, j->n, j->to_gpu, ns) : ns;
+}
+
+/*
  * The path n bytes take with t now, or GDRMAP_COPY_PATH_AUTO while their
  * class is being measured: the one ladder that the copies and
- * gdrmap_copy_path both climb.
+ * gdrmap_copy_path both climb.  *watch: whether gdr_choose_watch would
+ * use a timed copy of the answer (the class's own choice, with a rival
+ * to lose to); no other copy is worth a clock read.
  */
-static int decided(struct gdr_region *r, struct gdr_tune *t, size_t n)
+static int decided(struct gdr_region *r, struct gdr_tune *t, size_t n,
+		   int *watch)
 {
+	struct gdr_tune_class *c = &t->c[size_class(n)];
 	int p;
 
+	*watch = 0;
 	if (t->forced)
 		return path_possible(r, t, t->forced, n) ?
 		       t->forced : GDRMAP_COPY_PATH_MAPPING;
@@ -281,12 +305,12 @@ static int decided(struct gdr_region *r, struct gdr_tune *t, size_t n)
 	if (n >= atomic_load_explicit(&t->dma_from, memory_order_relaxed))
 		return dma_usable(r, t) ? GDRMAP_COPY_PATH_DMA :
 					  GDRMAP_COPY_PATH_MAPPING;
-	p = atomic_load_explicit(&t->c[size_class(n)].path,
-				 memory_order_acquire);
+	p = atomic_load_explicit(&c->path, memory_order_acquire);
 	/* The memory pinned is gone: only the mapping still reaches it. */
 	if ((p == GDRMAP_COPY_PATH_DMA || p == GDRMAP_COPY_PATH_STAGED) &&
 	    !dma_usable(r, t))
 		return GDRMAP_COPY_PATH_MAPPING;
+	*watch = p && atomic_load_explicit(&c->rival, memory_order_relaxed);
 	return p;
 }
 
@@ -294,8 +318,8 @@ __attribute__((noinline))
 static int auto_copy(struct job *j)
 {
 	struct gdr_tune *t = tune_of(j->r, j->to_gpu, j->kind);
-	int ci = size_class(j->n), p, possible, warm;
-	uint64_t t0;
+	int ci = size_class(j->n), p, possible, warm, watch;
+	uint64_t ns;
 
 	if (!t)
 		return run_path(j, GDRMAP_COPY_PATH_MAPPING);
@@ -306,18 +330,14 @@ static int auto_copy(struct job *j)
 				      atomic_load_explicit(&t->map_below,
 							   memory_order_relaxed),
 				      memory_order_relaxed);
-	p = decided(j->r, t, j->n);
-	if (p && !watch_this())
+	p = decided(j->r, t, j->n, &watch);
+	if (p && (!watch || !watch_this()))
 		return run_path(j, p);
 	if (p) {
-		t0 = now_ns();
-		run_path(j, p);
-		t0 = now_ns() - t0;
-		if (gdr_copy_watch_cost)
-			t0 = gdr_copy_watch_cost(p, j->n, j->to_gpu, t0);
+		ns = timed_run(j, p, gdr_copy_watch_cost);
 		/* A busy lock: another thread records; this one is skipped. */
 		if (!pthread_mutex_trylock(&t->lock)) {
-			gdr_choose_watch(t, ci, p, t0);
+			gdr_choose_watch(t, ci, p, ns);
 			pthread_mutex_unlock(&t->lock);
 		}
 		return 0;
@@ -328,21 +348,16 @@ static int auto_copy(struct job *j)
 	warm = !t->c[ci].reopened;
 	pthread_mutex_unlock(&t->lock);
 	if (!p) {
-		p = decided(j->r, t, j->n);
+		p = decided(j->r, t, j->n, &watch);
 		return run_path(j, p ? p : GDRMAP_COPY_PATH_MAPPING);
 	}
-	/* Threads are first timed as a burst of reads finds them: awake.
-	 * Once the watch saw the choice slower than that, as the caller
-	 * really calls: helpers asleep between sparse copies are its cost. */
+	/* Helpers are woken for a class's first measuring only (the top
+	 * of this file says why). */
 	if (p == GDRMAP_COPY_PATH_THREADS && warm)
 		gdr_threads_warm();
-	t0 = now_ns();
-	run_path(j, p);
-	t0 = now_ns() - t0;
-	if (gdr_copy_auto_cost)
-		t0 = gdr_copy_auto_cost(p, j->n, j->to_gpu, t0);
+	ns = timed_run(j, p, gdr_copy_auto_cost);
 	pthread_mutex_lock(&t->lock);
-	gdr_choose_record(t, ci, p, t0, possible);
+	gdr_choose_record(t, ci, p, ns, possible);
 	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
@@ -496,6 +511,7 @@ static int copy_path(gdr_mh_t handle, int to_mapping, int kind, size_t size,
 	struct gdr_region *r;
 	struct gdr_tune *t;
 	uint64_t s;
+	int watch;
 
 	if (!path) {
 		gdr_err("path is NULL");
@@ -513,7 +529,8 @@ static int copy_path(gdr_mh_t handle, int to_mapping, int kind, size_t size,
 		return 0;
 	}
 	t = tune_of(r, to_mapping != 0, kind);
-	*path = t && size ? decided(r, t, size) : GDRMAP_COPY_PATH_MAPPING;
+	*path = t && size ? decided(r, t, size, &watch) :
+			    GDRMAP_COPY_PATH_MAPPING;
 	return 0;
 }
 

@@ -78,7 +78,7 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 {
 	struct gdr_tune_class *c = &t->c[ci];
 	uint64_t med[GDR_NPATH], best_other;
-	int p, best = 0;
+	int p, best = 0, rival = 0;
 
 	for (p = 1; p < GDR_NPATH; p++) {
 		if (!(possible & (1 << p)) || (c->dropped & (1 << p)))
@@ -102,7 +102,6 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 			if (c->ns[p][k] < best_other)
 				best_other = c->ns[p][k];
 	}
-	c->rival = 0;
 	if (best_other != UINT64_MAX &&
 	    med[best] * GDR_MARGIN <= best_other) {
 		size_t lo = (size_t)1 << ci, hi = lo << 1;
@@ -118,11 +117,12 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 		for (p = 1; p < GDR_NPATH; p++)
 			if (p != best && (possible & (1 << p)) &&
 			    !(c->dropped & (1 << p)) &&
-			    (!c->rival || med[p] < med[c->rival]))
-				c->rival = (uint8_t)p;
-		c->rival_ns = c->rival ? med[c->rival] : 0;
+			    (!rival || med[p] < med[rival]))
+				rival = p;
+		c->rival_ns = rival ? med[rival] : 0;
 		c->seen = 0;
 	}
+	atomic_store_explicit(&c->rival, (uint8_t)rival, memory_order_relaxed);
 	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping, %s host memory): %s, %llu ns (first quartile)",
 		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
 		 t->to_gpu ? "to" : "from", t->dev,
@@ -205,12 +205,14 @@ void gdr_choose_record(struct gdr_tune *t, int ci, int p, uint64_t ns,
 void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns)
 {
 	struct gdr_tune_class *c = &t->c[ci];
+	int rival = atomic_load_explicit(&c->rival, memory_order_relaxed);
 	uint64_t w[GDR_WATCH], now;
 	int k;
 
 	/* Only a choice the class's own copies take: not one that a
-	 * neighbour won by far (map_below, dma_from), which serves them. */
-	if (!c->rival ||
+	 * neighbour won by far (map_below, dma_from), which serves them.
+	 * auto_copy looked without the lock; what holds now is here. */
+	if (!rival ||
 	    atomic_load_explicit(&c->path, memory_order_relaxed) != p ||
 	    (size_t)2 << ci <= atomic_load(&t->map_below) ||
 	    (size_t)1 << ci >= atomic_load(&t->dma_from))
@@ -228,13 +230,13 @@ void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns)
 		 t->to_gpu ? "to" : "from", t->dev,
 		 gdr_mapping_type_name(t->type), gdr_host_kind_names[t->kind],
 		 gdr_copy_path_names[p], (unsigned long long)now,
-		 gdr_copy_path_names[c->rival],
+		 gdr_copy_path_names[rival],
 		 (unsigned long long)c->rival_ns);
 	for (k = 0; k < GDR_NPATH; k++)
 		c->runs[k] = 0;
 	c->dropped = 0;
 	c->want = 0;
-	c->rival = 0;
+	atomic_store_explicit(&c->rival, 0, memory_order_relaxed);
 	c->seen = 0;
 	if (c->reopened < GDR_REOPEN_MAX)
 		c->reopened++;

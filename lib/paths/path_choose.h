@@ -36,7 +36,9 @@ struct gdr_tune_class {
 	uint8_t runs[GDR_NPATH];	/* copies made, the untimed first too */
 	uint8_t dropped;		/* paths out of the running (bits) */
 	uint8_t want;			/* timed copies wanted; 0: GDR_TRIALS */
-	uint8_t rival;			/* the runner-up at the choice; 0: none */
+	/* The runner-up at the choice; 0: none.  Read without the lock:
+	 * a copy of a class without one is not worth timing. */
+	_Atomic uint8_t rival;
 	uint8_t reopened;		/* times measured again */
 	uint32_t seen;			/* copies of the choice timed since */
 	uint64_t rival_ns;		/* the rival's time at the choice */

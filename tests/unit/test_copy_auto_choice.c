@@ -13,6 +13,7 @@
  */
 #include <stdlib.h>
 
+#include "copy_paths.h"
 #include "fake_vulkan.h"
 #include "owner_pins.h"
 
@@ -22,15 +23,6 @@ extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
 				      uint64_t measured);
 extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
 				       uint64_t measured);
-
-/* The watched copies of a decided class cost nothing: the fake's real
- * copies beside the model's times would look like a slowed choice and
- * measure the class again (test_copy_auto_watch tests that). */
-static uint64_t no_drift(int path, size_t n, int to_gpu, uint64_t ns)
-{
-	(void)path, (void)n, (void)to_gpu, (void)ns;
-	return 0;
-}
 
 int gdr_threads_helpers(void);
 
