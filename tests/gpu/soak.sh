@@ -26,6 +26,15 @@ used() {
 		tr -d ' ' | tr '\n' ' '
 }
 
+# What a round's memory check found wrong, for rounds.txt.
+memory_note() {
+	if [ "$1" = "?" ]; then
+		echo "memory not readable as numbers: before '$base', now '$now'"
+	else
+		echo "GPU $1 not back to $base"
+	fi
+}
+
 if ! nvidia-smi -L >/dev/null 2>&1; then
 	echo "SKIP: no GPU here (nvidia-smi -L fails)"
 	echo "0 passed, 0 failed, 1 skipped"
@@ -42,17 +51,23 @@ while [ $(($(date +%s) - start)) -lt "$secs" ]; do
 	"$here/run-tests.sh" -t 300 "$@" >"$out/round.log" 2>&1 || ok=0
 	sleep 1
 	now=$(used)
-	# The first GPU whose used memory is above where it started.
+	# The first GPU whose used memory is above where it started, or
+	# "?" when the figures cannot be compared (not numbers, another
+	# count of GPUs): a reading that says nothing fails the round.
 	bad=$(echo "$base|$now" | awk -F'|' -v s="$slack_mib" '{
-		n = split($1, b, " "); split($2, c, " ")
-		for (i = 1; i <= n; i++) if (c[i] > b[i] + s) { print i - 1; exit }
+		n = split($1, b, " "); m = split($2, c, " ")
+		if (n == 0 || n != m) { print "?"; exit }
+		for (i = 1; i <= n; i++) {
+			if (b[i] !~ /^[0-9]+$/ || c[i] !~ /^[0-9]+$/) { print "?"; exit }
+			if (c[i] + 0 > b[i] + s) { print i - 1; exit }
+		}
 	}')
 	[ -n "$bad" ] && ok=0
 	if [ $ok = 0 ]; then
 		failed=$((failed + 1))
 		cp "$out/round.log" "$out/fail-$rounds.log"
 	fi
-	echo "$(($(date +%s) - start)) s: $(tail -1 "$out/round.log"); MiB used: $now${bad:+(GPU $bad not back to $base)}" \
+	echo "$(($(date +%s) - start)) s: $(tail -1 "$out/round.log"); MiB used: $now${bad:+($(memory_note "$bad"))}" \
 		>>"$out/rounds.txt"
 done
 {

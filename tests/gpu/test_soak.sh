@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/gpu/soak.sh's verdicts, with a made-up nvidia-smi (no GPU needed):
 # rounds that pass with the memory back pass; a failing test, or a GPU
-# whose used memory stays up after a round, fails the round; no GPU skips.
+# whose used memory stays up after a round, or memory figures that cannot
+# be compared, fail the round; no GPU skips.
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -47,6 +48,19 @@ printf '22\n30\n' >"$tmp/mem"
 soak 1 "$tmp/o3" "$tmp/keeps"
 expect "memory not back fails the soak (got $?)" [ $? = 1 ]
 expect "it names the GPU" grep -q 'GPU 1 not back' "$tmp/o3/rounds.txt"
+
+printf '22\n30\n' >"$tmp/mem"
+printf '#!/bin/sh\nprintf "[N/A]\\n30\\n" >"%s/mem"\n' "$tmp" >"$tmp/na"
+chmod +x "$tmp/na"
+soak 1 "$tmp/o5" "$tmp/na"
+expect "memory not readable fails the soak (got $?)" [ $? = 1 ]
+expect "it says so" grep -q 'not readable' "$tmp/o5/rounds.txt"
+
+printf '22\n30\n' >"$tmp/mem"
+printf '#!/bin/sh\nprintf "22\\n" >"%s/mem"\n' "$tmp" >"$tmp/gone"
+chmod +x "$tmp/gone"
+soak 1 "$tmp/o6" "$tmp/gone"
+expect "a GPU missing after a round fails the soak (got $?)" [ $? = 1 ]
 
 touch "$tmp/nogpu"
 soak 1 "$tmp/o4" "$tmp/ok"
