@@ -9,6 +9,7 @@
 #define GDRMAP_TEST_OWNER_PINS_H
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -157,6 +158,64 @@ static inline int owner_done(void)
 	      "%d CUDA calls outside the owner's context",
 	      atomic_load(&fake_wrong_ctx));
 	return test_done();
+}
+
+/*
+ * times reads of n bytes at map (gpu's mapping) into host, poisoned
+ * before each; the last one's bytes checked against a fresh pattern the
+ * GPU holds.  The copy-path tests make hundreds of reads to steer the
+ * choice: one check per batch keeps them fast.
+ */
+static inline void checked_reads(gdr_mh_t mh, const char *map,
+				 CUdeviceptr gpu, unsigned char *host,
+				 size_t n, int times)
+{
+	static unsigned int seed;
+	unsigned char *want = malloc(n);
+	long bad = -1;
+	size_t i;
+	int k;
+
+	CHECK(want != NULL, "%zu bytes for the pattern", n);
+	if (!want)
+		return;
+	pattern(want, n, ++seed);
+	CHECK(fake_gpu_rw(gpu, want, n, 1) == 0, "fill the GPU side");
+	for (k = 0; k < times; k++) {
+		memset(host, POISON, n);
+		LIB(gdrmap_copy_from_mapping(mh, host, map, n), 0);
+	}
+	for (i = 0; i < n && bad < 0; i++)
+		if (host[i] != want[i])
+			bad = (long)i;
+	CHECK(bad < 0, "%d reads: byte %ld is 0x%02x, the GPU holds 0x%02x",
+	      times, bad, bad < 0 ? 0 : host[bad], bad < 0 ? 0 : want[bad]);
+	free(want);
+}
+
+/*
+ * n bytes of dev's memory (cuMemCreate, POSIX fd handle) pinned and
+ * mapped: phase(mh, map, the memory, arg), then unmapped and unpinned.
+ */
+static inline void on_mapped(gdr_t g, int dev, size_t n,
+			     void (*phase)(gdr_mh_t, char *, CUdeviceptr,
+					   void *),
+			     void *arg)
+{
+	CUdeviceptr p = vmm_alloc(dev, n,
+				  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+	gdr_info_t info;
+	void *va = NULL;
+	gdr_mh_t mh;
+
+	LIB(gdr_pin_buffer(g, p, n, 0, 0, &mh), 0);
+	LIB(gdr_map(g, mh, &va, n), 0);
+	LIB(gdr_get_info(g, mh, &info), 0);
+	if (va) {
+		phase(mh, (char *)va + (p - info.va), p, arg);
+		LIB(gdr_unmap(g, mh, va, n), 0);
+	}
+	LIB(gdr_unpin_buffer(g, mh), 0);
 }
 
 #endif /* GDRMAP_TEST_OWNER_PINS_H */

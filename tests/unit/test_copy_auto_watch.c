@@ -70,26 +70,10 @@ static int all_measured(void)
 
 static unsigned char host[N];
 
-/* times reads of N bytes; the last one's bytes checked against the GPU's. */
+/* times reads of N bytes, the last one's bytes checked. */
 static void reads(gdr_mh_t mh, char *map, CUdeviceptr gpu, int times)
 {
-	static unsigned char want[N];
-	static unsigned int seed;
-	long bad = -1;
-	size_t i;
-	int k;
-
-	pattern(want, N, ++seed);
-	CHECK(fake_gpu_rw(gpu, want, N, 1) == 0, "fill the GPU side");
-	for (k = 0; k < times; k++) {
-		memset(host, POISON, N);
-		LIB(gdrmap_copy_from_mapping(mh, host, map, N), 0);
-	}
-	for (i = 0; i < N && bad < 0; i++)
-		if (host[i] != want[i])
-			bad = (long)i;
-	CHECK(bad < 0, "%d reads: byte %ld is 0x%02x, the GPU holds 0x%02x",
-	      times, bad, bad < 0 ? 0 : host[bad], bad < 0 ? 0 : want[bad]);
+	checked_reads(mh, map, gpu, host, N, times);
 }
 
 static int path_of(gdr_mh_t mh, size_t n)
@@ -106,10 +90,11 @@ static int path_now(gdr_mh_t mh)
 }
 
 /* Device 0: a steady choice, then its path slows down. */
-static void drift(gdr_mh_t mh, char *map, CUdeviceptr gpu)
+static void drift(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 {
 	int before, w;
 
+	(void)arg;
 	reads(mh, map, gpu, 40);
 	CHECK(path_now(mh) == GDRMAP_COPY_PATH_DMA,
 	      "DMA (8 µs) is chosen over the mapping (11 µs): %d",
@@ -145,10 +130,11 @@ static void drift(gdr_mh_t mh, char *map, CUdeviceptr gpu)
 }
 
 /* Device 1: the choice looks three times slower at every look. */
-static void backoff(gdr_mh_t mh, char *map, CUdeviceptr gpu)
+static void backoff(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 {
 	int rounds, copies = 4000;
 
+	(void)arg;
 	watch_factor = 3;
 	measured[GDRMAP_COPY_PATH_MAPPING] = 0;
 	reads(mh, map, gpu, copies);
@@ -196,30 +182,11 @@ static void alternate(gdr_mh_t mh, char *map, size_t a, size_t b)
 }
 
 /* Device 2: alternating pairs. */
-static void alternating(gdr_mh_t mh, char *map, CUdeviceptr gpu)
+static void alternating(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 {
-	(void)gpu;
+	(void)gpu, (void)arg;
 	alternate(mh, map, N, 2 * N);
 	alternate(mh, map, 8 * N, 4 * N);
-}
-
-static void on_device(gdr_t g, int dev,
-		      void (*phase)(gdr_mh_t, char *, CUdeviceptr))
-{
-	CUdeviceptr p = vmm_alloc(dev, AREA,
-				  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-	gdr_info_t info;
-	void *va = NULL;
-	gdr_mh_t mh;
-
-	LIB(gdr_pin_buffer(g, p, AREA, 0, 0, &mh), 0);
-	LIB(gdr_map(g, mh, &va, AREA), 0);
-	LIB(gdr_get_info(g, mh, &info), 0);
-	if (va) {
-		phase(mh, (char *)va + (p - info.va), p);
-		LIB(gdr_unmap(g, mh, va, AREA), 0);
-	}
-	LIB(gdr_unpin_buffer(g, mh), 0);
 }
 
 int main(int argc, char **argv)
@@ -236,9 +203,9 @@ int main(int argc, char **argv)
 	CHECK(g != NULL, "dmabuf opens: %s", why);
 	if (!g)
 		return test_done();
-	on_device(g, 0, drift);
-	on_device(g, 1, backoff);
-	on_device(g, 2, alternating);
+	on_mapped(g, 0, AREA, drift, NULL);
+	on_mapped(g, 1, AREA, backoff, NULL);
+	on_mapped(g, 2, AREA, alternating, NULL);
 	CHECK_RET(gdr_close(g), 0);
 	return owner_done();
 }
