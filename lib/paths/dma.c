@@ -146,7 +146,7 @@ done:
 }
 
 static int dma(uint64_t gpu, void *host, size_t n, int to_gpu, int staged,
-	       const char *caller)
+	       int host_pinned, const char *caller)
 {
 	struct gdr_cuda_ptr p;
 	struct queue *q;
@@ -165,8 +165,10 @@ static int dma(uint64_t gpu, void *host, size_t n, int to_gpu, int staged,
 		gdr_err("%s: out of memory", caller);
 		return ENOMEM;
 	}
+	if (host_pinned < 0 && n > ALWAYS_BOUNCE && n <= BOUNCE_SIZE)
+		host_pinned = gdr_cuda_host_pinned(host, n);
 	may_bounce = n <= ALWAYS_BOUNCE ||
-		     (n <= BOUNCE_SIZE && !gdr_cuda_host_pinned(host, n));
+		     (n <= BOUNCE_SIZE && !host_pinned);
 	pthread_mutex_lock(&q->lock);
 	for (tries = 0; tries < 2; tries++) {
 		res = queue_copy(q, gpu, host, n, to_gpu, may_bounce,
@@ -184,14 +186,14 @@ static int dma(uint64_t gpu, void *host, size_t n, int to_gpu, int staged,
 	return res == CUDA_ERROR_INVALID_VALUE ? EINVAL : EIO;
 }
 
-int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu,
+int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu, int host_pinned,
 	    const char *caller)
 {
-	return dma(gpu, host, n, to_gpu, 0, caller);
+	return dma(gpu, host, n, to_gpu, 0, host_pinned, caller);
 }
 
 int gdr_dma_staged(uint64_t gpu, void *host, size_t n, int to_gpu,
 		   const char *caller)
 {
-	return dma(gpu, host, n, to_gpu, 1, caller);
+	return dma(gpu, host, n, to_gpu, 1, -1, caller);
 }

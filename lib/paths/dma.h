@@ -15,10 +15,12 @@
 
 /*
  * Copy n bytes between host and the GPU memory at gpu (to_gpu: host ->
- * gpu).  0, or a positive errno with the reason logged under caller's
- * name: EINVAL when no GPU memory is at gpu, EIO when the copy failed.
+ * gpu).  host_pinned: whether CUDA has pinned the host buffer, where the
+ * caller already asked (1 or 0); -1: ask here if it matters.  0, or a
+ * positive errno with the reason logged under caller's name: EINVAL when
+ * no GPU memory is at gpu, EIO when the copy failed.
  */
-int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu,
+int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu, int host_pinned,
 	    const char *caller);
 
 /* The same through the staged path's pinned buffers (dma_stage.h), for

@@ -152,6 +152,12 @@ static int host_kind(const void *host, size_t n)
 						GDR_HOST_PAGEABLE;
 }
 
+/* What host_kind found, for gdr_dma: 1 pinned, 0 not, -1 not asked. */
+static int host_pinned(int kind)
+{
+	return kind == GDR_HOST_ANY ? -1 : kind == GDR_HOST_PINNED;
+}
+
 /*
  * The measurements for r's mapping in one direction and for one kind of
  * host buffer, made on first use, when r's memory is also looked up: its
@@ -240,7 +246,8 @@ static int run_path(const struct job *j, int p)
 	uint64_t gpu = j->r->pin_addr + ((uintptr_t)j->map - j->base);
 
 	if (p == GDRMAP_COPY_PATH_DMA &&
-	    !gdr_dma(gpu, j->host, j->n, j->to_gpu, j->caller))
+	    !gdr_dma(gpu, j->host, j->n, j->to_gpu, host_pinned(j->kind),
+		     j->caller))
 		return 0;
 	if (p == GDRMAP_COPY_PATH_STAGED &&
 	    !gdr_dma_staged(gpu, j->host, j->n, j->to_gpu, j->caller))
@@ -435,7 +442,7 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 	}
 	if (path == GDRMAP_COPY_PATH_DMA)
 		return gdr_dma(j.r->pin_addr + ((uintptr_t)map - j.base), host,
-			       n, to_gpu, caller);
+			       n, to_gpu, host_pinned(j.kind), caller);
 	if (path == GDRMAP_COPY_PATH_STAGED)
 		return gdr_dma_staged(j.r->pin_addr + ((uintptr_t)map - j.base),
 				      host, n, to_gpu, caller);

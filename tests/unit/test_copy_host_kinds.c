@@ -6,8 +6,9 @@
  * DMA and from pageable memory on the staged path, each kind measured on
  * its own; small copies never ask CUDA what the host memory is; a buffer
  * only partly registered counts as pageable; the staged path refuses
- * pinned memory, saying why; and the staged path moves every byte right
- * both ways, at sizes that end mid-chunk and at odd offsets.
+ * pinned memory, saying why; the staged path moves every byte right
+ * both ways, at sizes that end mid-chunk and at odd offsets; and a DMA
+ * copy asks what its host buffer is once.
  */
 #include <stdlib.h>
 
@@ -113,6 +114,38 @@ static void small_ask_nothing(gdr_mh_t mh, char *map)
 	CHECK(atomic_load(&fake_host_queries) == before,
 	      "decided CPU copies below 64 KiB asked CUDA %d times",
 	      atomic_load(&fake_host_queries) - before);
+}
+
+/*
+ * A DMA copy of 64 KiB or more asks CUDA what its host buffer is once:
+ * the DMA path uses what the choice found (bounce buffer or not) instead
+ * of asking again.  Each copy's bytes checked.
+ */
+static void dma_asks_once(gdr_mh_t mh, char *map, CUdeviceptr gpu)
+{
+	static const size_t sizes[] = { 64 << 10, 65 << 10, 1 << 20 };
+	unsigned char *hosts[] = { pinned, pageable };
+	int i, h, before, asked;
+
+	for (h = 0; h < 2; h++)
+		for (i = 0; i < 3; i++) {
+			pattern(hosts[h], sizes[i], (unsigned int)(h * 3 + i));
+			before = atomic_load(&fake_host_queries);
+			LIB(gdrmap_copy_to_mapping_via(mh, map, hosts[h],
+						       sizes[i],
+						       GDRMAP_COPY_PATH_DMA),
+			    0);
+			asked = atomic_load(&fake_host_queries) - before;
+			CHECK(asked == 1,
+			      "a %zu-byte DMA write from %s memory asked CUDA about it %d times",
+			      sizes[i], h ? "pageable" : "pinned", asked);
+			memset(back, POISON, sizes[i]);
+			CHECK(fake_gpu_rw(gpu, back, sizes[i], 0) == 0,
+			      "read the GPU side");
+			CHECK(memcmp(back, hosts[h], sizes[i]) == 0,
+			      "a %zu-byte DMA write from %s memory: bytes wrong",
+			      sizes[i], h ? "pageable" : "pinned");
+		}
 }
 
 /* Part of a buffer registered: the copy is of pageable memory. */
@@ -231,6 +264,7 @@ int main(void)
 	if (va) {
 		/* The bytes first, with the clock's word on each path. */
 		staged_bytes(mh, map, p);
+		dma_asks_once(mh, map, p);
 		partly_registered(mh, map);
 		gdr_copy_auto_cost = cost;
 		gdr_copy_watch_cost = no_drift;
