@@ -4,7 +4,8 @@
 # pointer queries under each current context (cuda_ctx_probe.c), and
 # what copy-only pins rely on (copy_only_probe.c), and which way of
 # asking for a DMA is fastest, size by size, beside gdrmap's own DMA path
-# (dma_stream_probe.c, against the library built here).
+# (dma_stream_probe.c, against the library built here), and what pinning
+# a pageable buffer for the length of one copy costs (host_register_probe.c).
 # usage: bench/probes/run-probes.sh OUTDIR      (from the top of the tree)
 set -u
 out=${1:?usage: run-probes.sh OUTDIR}
@@ -54,3 +55,9 @@ lib=${BUILD:-/tmp/gdrmap-probes-build}
 		-L/usr/local/cuda/lib64/stubs -lcuda &&
 	taskset -c 2 /tmp/dma_stream_probe 300; } >"$out/dma-stream-probe.txt" 2>&1
 echo "probe exit $?" >>"$out/dma-stream-probe.txt"
+# All CPUs allowed: the staged path's helpers are part of what it times.
+{ cc -O2 -o /tmp/host_register_probe "$here/host_register_probe.c" \
+	-I/usr/local/cuda/include -I"$top/include" -L"$lib/lib" -lgdrapi \
+	-Wl,-rpath,"$lib/lib" -L/usr/local/cuda/lib64/stubs -lcuda &&
+	/tmp/host_register_probe 30; } >"$out/host-register-probe.txt" 2>&1
+echo "probe exit $?" >>"$out/host-register-probe.txt"
