@@ -16,15 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MUST(call)							\
-	do {								\
-		CUresult r_ = (call);					\
-		if (r_ != CUDA_SUCCESS) {				\
-			fprintf(stderr, "%s:%d: %s = %d\n", __FILE__,	\
-				__LINE__, #call, r_);			\
-			exit(1);					\
-		}							\
-	} while (0)
+#include "probe.h"
 
 static const char *rn(CUresult r)
 {

@@ -21,17 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define MUST(call)							\
-	do {								\
-		CUresult r_ = (call);					\
-		if (r_ != CUDA_SUCCESS) {				\
-			fprintf(stderr, "%s:%d: %s = %d\n", __FILE__,	\
-				__LINE__, #call, r_);			\
-			exit(1);					\
-		}							\
-	} while (0)
+#include "probe.h"
 
 enum { NONBLOCK, LEGACY, BLOCKING, SYNC_API, SPIN, GDRMAP, NMETHODS };
 static const char *const method_names[NMETHODS] = {
@@ -42,14 +33,6 @@ static const char *const method_names[NMETHODS] = {
 static CUstream nonblock, blocking;
 static gdr_mh_t mh;
 static char *map;
-
-static double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
 
 static void copy(int m, CUdeviceptr d, void *h, size_t n, int to_gpu)
 {
@@ -83,13 +66,6 @@ static void copy(int m, CUdeviceptr d, void *h, size_t n, int to_gpu)
 	}
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 8, 4096, 32 << 10, 256 << 10, 2 << 20,
@@ -97,20 +73,13 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 200;
 	size_t max = 16 << 20;
 	double *t = malloc(sizeof(double) * rounds * NMETHODS);
-	CUdevice dev;
-	CUcontext ctx;
 	unsigned long dptr;
 	void *pinned, *pageable;
 	gdr_t g;
 	char name[128];
 	int drv;
 
-	MUST(cuInit(0));
-	MUST(cuDeviceGet(&dev, 0));
-	MUST(cuDevicePrimaryCtxRetain(&ctx, dev));
-	MUST(cuCtxSetCurrent(ctx));
-	MUST(cuDeviceGetName(name, sizeof(name), dev));
-	MUST(cuDriverGetVersion(&drv));
+	probe_cuda_start(name, sizeof(name), &drv);
 	MUST(cuStreamCreate(&nonblock, CU_STREAM_NON_BLOCKING));
 	MUST(cuStreamCreate(&blocking, CU_STREAM_DEFAULT));
 	MUST(cuMemHostAlloc(&pinned, max, 0));
@@ -144,13 +113,7 @@ int main(int argc, char **argv)
 			}
 		printf("%-8s %-4s %9zu", host ? "pageable" : "pinned",
 		       to_gpu ? "HtoD" : "DtoH", n);
-		for (int m = 0; m < NMETHODS; m++) {
-			qsort(t + m * rounds, rounds, sizeof(double), cmp);
-			printf("  %s %.2f (%.2f)", method_names[m],
-			       t[m * rounds + rounds / 2], t[m * rounds]);
-		}
-		printf("\n");
-		fflush(stdout);
+		probe_print(t, rounds, NMETHODS, method_names, 2);
 	}
 	return 0;
 }

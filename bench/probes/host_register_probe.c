@@ -29,17 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define MUST(call)							\
-	do {								\
-		CUresult r_ = (call);					\
-		if (r_ != CUDA_SUCCESS) {				\
-			fprintf(stderr, "%s:%d: %s = %d\n", __FILE__,	\
-				__LINE__, #call, r_);			\
-			exit(1);					\
-		}							\
-	} while (0)
+#include "probe.h"
 
 enum { CUMEMCPY, REG_DMA, REG_ONLY, STAGED, GDRMAP, PINNED_DMA, NMETHODS };
 static const char *const method_names[NMETHODS] = {
@@ -51,14 +42,6 @@ static CUstream stream;
 static gdr_mh_t mh;
 static char *map;
 static unsigned char *pinned, *pageable;
-
-static double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
 
 static void gdrmap_copy(CUdeviceptr d, size_t n, int to_gpu, int path)
 {
@@ -132,13 +115,6 @@ static void check_bytes(CUdeviceptr d, size_t n, unsigned int seed)
 	}
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 1 << 20, 2 << 20, 4 << 20, 8 << 20,
@@ -146,8 +122,6 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 30;
 	size_t max = 64 << 20;
 	double *t = malloc(sizeof(double) * rounds * NMETHODS);
-	CUdevice dev;
-	CUcontext ctx;
 	unsigned long dptr;
 	void *pin;
 	gdr_t g;
@@ -156,12 +130,7 @@ int main(int argc, char **argv)
 
 	if (!t || rounds < 1)
 		return 1;
-	MUST(cuInit(0));
-	MUST(cuDeviceGet(&dev, 0));
-	MUST(cuDevicePrimaryCtxRetain(&ctx, dev));
-	MUST(cuCtxSetCurrent(ctx));
-	MUST(cuDeviceGetName(name, sizeof(name), dev));
-	MUST(cuDriverGetVersion(&drv));
+	probe_cuda_start(name, sizeof(name), &drv);
 	MUST(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
 	MUST(cuMemHostAlloc(&pin, max, 0));
 	pinned = pin;
@@ -198,13 +167,7 @@ int main(int argc, char **argv)
 				t[m * rounds + r] = now_us() - t0;
 			}
 		printf("%-4s %9zu", to_gpu ? "HtoD" : "DtoH", n);
-		for (int m = 0; m < NMETHODS; m++) {
-			qsort(t + m * rounds, rounds, sizeof(double), cmp);
-			printf("  %s %.1f (%.1f)", method_names[m],
-			       t[m * rounds + rounds / 2], t[m * rounds]);
-		}
-		printf("\n");
-		fflush(stdout);
+		probe_print(t, rounds, NMETHODS, method_names, 1);
 	}
 	return 0;
 }
