@@ -132,6 +132,10 @@ struct gdr_cuda_ptr {
 	/* New for every allocation and every cuMemMap, never reused: 0 if
 	 * CUDA does not know addr. */
 	unsigned long long buffer_id;
+	/* The allocation (or the cuMemMap'd range) holding addr; size 0 if
+	 * CUDA does not know addr. */
+	uint64_t start;
+	size_t size;
 };
 void gdr_cuda_pointer(uint64_t addr, struct gdr_cuda_ptr *p);
 

@@ -226,19 +226,23 @@ void gdr_cuda_pointer(uint64_t addr, struct gdr_cuda_ptr *p)
 		CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
 		CU_POINTER_ATTRIBUTE_CONTEXT,
 		CU_POINTER_ATTRIBUTE_BUFFER_ID,
+		CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+		CU_POINTER_ATTRIBUTE_RANGE_SIZE,
 	};
 	unsigned int type = 0, managed = 0;
 	unsigned long long id = 0;
 	CUcontext ctx = NULL;
+	CUdeviceptr start = 0;
+	size_t size = 0;
 	int dev = -1;
-	void *data[] = { &type, &managed, &dev, &ctx, &id };
+	void *data[] = { &type, &managed, &dev, &ctx, &id, &start, &size };
 
 	memset(p, 0, sizeof(*p));
 	p->dev = -1;
 	/* Unlike cuPointerGetAttribute, it answers for any address: what it
 	 * does not know gets the attribute's empty value. */
 	if (!gdr_cuda_get(NULL, 0) ||
-	    cuda.ctx.PointerGetAttributes(5, attrs, data, addr) != CUDA_SUCCESS)
+	    cuda.ctx.PointerGetAttributes(7, attrs, data, addr) != CUDA_SUCCESS)
 		return;
 	p->type = type;
 	p->managed = managed != 0;
@@ -247,6 +251,8 @@ void gdr_cuda_pointer(uint64_t addr, struct gdr_cuda_ptr *p)
 		p->dev = dev;
 		p->ctx = ctx;
 		p->buffer_id = id;
+		p->start = start;
+		p->size = size;
 	}
 }
 

@@ -228,12 +228,12 @@ int gdr_copy_only_to_mapping(struct gdr_region *r, uintptr_t base,
 			     void *map_ptr, const void *host, size_t n)
 {
 	return gdr_dma(r->pin_addr + ((uintptr_t)map_ptr - base), (void *)host,
-		       n, 1, -1, "gdr_copy_to_mapping");
+		       n, 1, -1, NULL, "gdr_copy_to_mapping");
 }
 
 int gdr_copy_only_from_mapping(struct gdr_region *r, uintptr_t base,
 			       void *host, const void *map_ptr, size_t n)
 {
 	return gdr_dma(r->pin_addr + ((uintptr_t)map_ptr - base), host, n, 0,
-		       -1, "gdr_copy_from_mapping");
+		       -1, NULL, "gdr_copy_from_mapping");
 }

@@ -146,7 +146,8 @@ done:
 }
 
 static int dma(uint64_t gpu, void *host, size_t n, int to_gpu, int staged,
-	       int host_pinned, const char *caller)
+	       int host_pinned, const struct gdr_cuda_ptr *at,
+	       const char *caller)
 {
 	struct gdr_cuda_ptr p;
 	struct queue *q;
@@ -154,13 +155,16 @@ static int dma(uint64_t gpu, void *host, size_t n, int to_gpu, int staged,
 	char err[160];
 	int tries, may_bounce;
 
-	gdr_cuda_pointer(gpu, &p);
-	if (p.dev < 0 || p.managed) {
+	if (!at) {
+		gdr_cuda_pointer(gpu, &p);
+		at = &p;
+	}
+	if (at->dev < 0 || at->managed) {
 		gdr_err("%s: there is no GPU memory at 0x%llx (freed since it was pinned?): a copy by DMA goes to and from the memory at the address when the copy runs, so keep it allocated while it is pinned",
 			caller, (unsigned long long)gpu);
 		return EINVAL;
 	}
-	q = queue_of(p.ctx, p.dev);
+	q = queue_of(at->ctx, at->dev);
 	if (!q) {
 		gdr_err("%s: out of memory", caller);
 		return ENOMEM;
@@ -181,19 +185,19 @@ static int dma(uint64_t gpu, void *host, size_t n, int to_gpu, int staged,
 		return 0;
 	gdr_err("%s: copying %zu bytes %s 0x%llx on CUDA device %d failed: %s",
 		caller, n, to_gpu ? "to" : "from", (unsigned long long)gpu,
-		p.dev, gdr_cuda_error(gdr_cuda_get(NULL, 0), res, err,
-				      sizeof(err)));
+		at->dev, gdr_cuda_error(gdr_cuda_get(NULL, 0), res, err,
+					sizeof(err)));
 	return res == CUDA_ERROR_INVALID_VALUE ? EINVAL : EIO;
 }
 
 int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu, int host_pinned,
-	    const char *caller)
+	    const struct gdr_cuda_ptr *at, const char *caller)
 {
-	return dma(gpu, host, n, to_gpu, 0, host_pinned, caller);
+	return dma(gpu, host, n, to_gpu, 0, host_pinned, at, caller);
 }
 
 int gdr_dma_staged(uint64_t gpu, void *host, size_t n, int to_gpu,
-		   const char *caller)
+		   const struct gdr_cuda_ptr *at, const char *caller)
 {
-	return dma(gpu, host, n, to_gpu, 1, -1, caller);
+	return dma(gpu, host, n, to_gpu, 1, -1, at, caller);
 }

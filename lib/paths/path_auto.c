@@ -190,40 +190,6 @@ static struct gdr_tune *tune_of(struct gdr_region *r, int to_gpu, int kind)
 	return t;
 }
 
-/* May DMA serve r now: is the memory at its address the one pinned? */
-static int dma_usable(struct gdr_region *r, const struct gdr_tune *t)
-{
-	unsigned long long id = atomic_load_explicit(&r->dma_id,
-						     memory_order_relaxed);
-	struct gdr_cuda_ptr p;
-
-	if (t->dev < 0 || !id || id == ID_NONE)
-		return 0;
-	gdr_cuda_pointer(r->addr, &p);
-	return p.buffer_id == id;
-}
-
-/* Can path p serve a copy of n bytes of r in t's direction? */
-static int path_possible(struct gdr_region *r, const struct gdr_tune *t,
-			 int p, size_t n)
-{
-	switch (p) {
-	case GDRMAP_COPY_PATH_MAPPING:
-		return 1;
-	case GDRMAP_COPY_PATH_THREADS:
-		/* Smaller copies are not split: no helper threads for them. */
-		return n >= GDR_THREADS_MIN && gdr_threads_helpers() > 0;
-	case GDRMAP_COPY_PATH_DMA:
-		return dma_usable(r, t);
-	case GDRMAP_COPY_PATH_STAGED:
-		/* Pinned memory goes straight: staging would only add a copy. */
-		return t->kind == GDR_HOST_PAGEABLE && n >= GDR_STAGE_MIN &&
-		       gdr_threads_helpers() > 0 && dma_usable(r, t);
-	default:
-		return 0;
-	}
-}
-
 struct job {
 	struct gdr_region *r;
 	int kind;			/* of the host buffer, HOST_* */
@@ -232,8 +198,57 @@ struct job {
 	void *host;
 	size_t n;
 	int to_gpu;
+	uint64_t gpu;			/* CUDA's address of map */
+	int asked;			/* at holds CUDA's word on gpu */
+	struct gdr_cuda_ptr at;
 	const char *caller;
 };
+
+/*
+ * May DMA serve j now: is the memory at its region's address the one
+ * pinned?  Asked of the copy's own address, once a copy (j->at, which the
+ * DMA goes on to use); a region over several allocations whose copy is
+ * not in the one its address starts needs a second question.
+ */
+static int dma_usable(struct job *j, const struct gdr_tune *t)
+{
+	struct gdr_region *r = j->r;
+	unsigned long long id = atomic_load_explicit(&r->dma_id,
+						     memory_order_relaxed);
+	struct gdr_cuda_ptr first;
+
+	if (t->dev < 0 || !id || id == ID_NONE)
+		return 0;
+	if (!j->asked) {
+		gdr_cuda_pointer(j->gpu, &j->at);
+		j->asked = 1;
+	}
+	if (r->addr - j->at.start < j->at.size)
+		return j->at.buffer_id == id;
+	gdr_cuda_pointer(r->addr, &first);
+	return first.buffer_id == id;
+}
+
+/* Can path p serve a copy of n bytes of j's region in t's direction? */
+static int path_possible(struct job *j, const struct gdr_tune *t, int p,
+			 size_t n)
+{
+	switch (p) {
+	case GDRMAP_COPY_PATH_MAPPING:
+		return 1;
+	case GDRMAP_COPY_PATH_THREADS:
+		/* Smaller copies are not split: no helper threads for them. */
+		return n >= GDR_THREADS_MIN && gdr_threads_helpers() > 0;
+	case GDRMAP_COPY_PATH_DMA:
+		return dma_usable(j, t);
+	case GDRMAP_COPY_PATH_STAGED:
+		/* Pinned memory goes straight: staging would only add a copy. */
+		return t->kind == GDR_HOST_PAGEABLE && n >= GDR_STAGE_MIN &&
+		       gdr_threads_helpers() > 0 && dma_usable(j, t);
+	default:
+		return 0;
+	}
+}
 
 /*
  * One copy by path p.  A threaded copy that finds the helpers busy, and
@@ -243,14 +258,14 @@ static int run_path(const struct job *j, int p)
 {
 	const struct gdr_copy_impl *copy =
 		atomic_load_explicit(&j->r->copy, memory_order_relaxed);
-	uint64_t gpu = j->r->pin_addr + ((uintptr_t)j->map - j->base);
+	const struct gdr_cuda_ptr *at = j->asked ? &j->at : NULL;
 
 	if (p == GDRMAP_COPY_PATH_DMA &&
-	    !gdr_dma(gpu, j->host, j->n, j->to_gpu, host_pinned(j->kind),
-		     j->caller))
+	    !gdr_dma(j->gpu, j->host, j->n, j->to_gpu, host_pinned(j->kind),
+		     at, j->caller))
 		return 0;
 	if (p == GDRMAP_COPY_PATH_STAGED &&
-	    !gdr_dma_staged(gpu, j->host, j->n, j->to_gpu, j->caller))
+	    !gdr_dma_staged(j->gpu, j->host, j->n, j->to_gpu, at, j->caller))
 		return 0;
 	if (p == GDRMAP_COPY_PATH_THREADS &&
 	    !(j->to_gpu ?
@@ -264,13 +279,12 @@ static int run_path(const struct job *j, int p)
 	return 0;
 }
 
-static int possible_paths(struct gdr_region *r, const struct gdr_tune *t,
-			  size_t n)
+static int possible_paths(struct job *j, const struct gdr_tune *t, size_t n)
 {
 	int p, bits = 0;
 
 	for (p = 1; p < GDR_NPATH; p++)
-		if (path_possible(r, t, p, n))
+		if (path_possible(j, t, p, n))
 			bits |= 1 << p;
 	return bits;
 }
@@ -297,25 +311,24 @@ static uint64_t timed_run(const struct job *j, int p,
  * use a timed copy of the answer (the class's own choice, with a rival
  * to lose to); no other copy is worth a clock read.
  */
-static int decided(struct gdr_region *r, struct gdr_tune *t, size_t n,
-		   int *watch)
+static int decided(struct job *j, struct gdr_tune *t, size_t n, int *watch)
 {
 	struct gdr_tune_class *c = &t->c[size_class(n)];
 	int p;
 
 	*watch = 0;
 	if (t->forced)
-		return path_possible(r, t, t->forced, n) ?
+		return path_possible(j, t, t->forced, n) ?
 		       t->forced : GDRMAP_COPY_PATH_MAPPING;
 	if (n < atomic_load_explicit(&t->map_below, memory_order_relaxed))
 		return GDRMAP_COPY_PATH_MAPPING;
 	if (n >= atomic_load_explicit(&t->dma_from, memory_order_relaxed))
-		return dma_usable(r, t) ? GDRMAP_COPY_PATH_DMA :
+		return dma_usable(j, t) ? GDRMAP_COPY_PATH_DMA :
 					  GDRMAP_COPY_PATH_MAPPING;
 	p = atomic_load_explicit(&c->path, memory_order_acquire);
 	/* The memory pinned is gone: only the mapping still reaches it. */
 	if ((p == GDRMAP_COPY_PATH_DMA || p == GDRMAP_COPY_PATH_STAGED) &&
-	    !dma_usable(r, t))
+	    !dma_usable(j, t))
 		return GDRMAP_COPY_PATH_MAPPING;
 	*watch = p && atomic_load_explicit(&c->rival, memory_order_relaxed);
 	return p;
@@ -337,7 +350,7 @@ static int auto_copy(struct job *j)
 				      atomic_load_explicit(&t->map_below,
 							   memory_order_relaxed),
 				      memory_order_relaxed);
-	p = decided(j->r, t, j->n, &watch);
+	p = decided(j, t, j->n, &watch);
 	if (p && (!watch || !watch_this()))
 		return run_path(j, p);
 	if (p) {
@@ -349,13 +362,13 @@ static int auto_copy(struct job *j)
 		}
 		return 0;
 	}
-	possible = possible_paths(j->r, t, j->n);
+	possible = possible_paths(j, t, j->n);
 	pthread_mutex_lock(&t->lock);
 	p = gdr_choose_next(t, ci, possible);
 	warm = !t->c[ci].reopened;
 	pthread_mutex_unlock(&t->lock);
 	if (!p) {
-		p = decided(j->r, t, j->n, &watch);
+		p = decided(j, t, j->n, &watch);
 		return run_path(j, p ? p : GDRMAP_COPY_PATH_MAPPING);
 	}
 	/* Helpers are woken for a class's first measuring only (the top
@@ -396,6 +409,7 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 	j.r = gdr_copy_lookup(handle, map, n, &s, &j.base);
 	if (__builtin_expect(!j.r || !host, 0))
 		return gdr_copy_refused(handle, map, n, host, caller);
+	j.gpu = j.r->pin_addr + ((uintptr_t)map - j.base);
 	if (s & REGION_COPY_ONLY) {
 		if (path == GDRMAP_COPY_PATH_MAPPING ||
 		    path == GDRMAP_COPY_PATH_THREADS) {
@@ -434,18 +448,19 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 		gdr_err("%s: out of memory", caller);
 		return ENOMEM;
 	}
-	if (!path_possible(j.r, t, path, n)) {
+	if (!path_possible(&j, t, path, n)) {
 		gdr_err("%s: the %s path cannot serve this copy of handle 0x%lx: %s",
 			caller, gdr_copy_path_names[path], handle.h,
 			why_not(t, path, n));
 		return EOPNOTSUPP;
 	}
+	/* path_possible asked CUDA about j.gpu for these two. */
 	if (path == GDRMAP_COPY_PATH_DMA)
-		return gdr_dma(j.r->pin_addr + ((uintptr_t)map - j.base), host,
-			       n, to_gpu, host_pinned(j.kind), caller);
+		return gdr_dma(j.gpu, host, n, to_gpu, host_pinned(j.kind),
+			       j.asked ? &j.at : NULL, caller);
 	if (path == GDRMAP_COPY_PATH_STAGED)
-		return gdr_dma_staged(j.r->pin_addr + ((uintptr_t)map - j.base),
-				      host, n, to_gpu, caller);
+		return gdr_dma_staged(j.gpu, host, n, to_gpu,
+				      j.asked ? &j.at : NULL, caller);
 	return run_path(&j, path);
 }
 
@@ -515,6 +530,7 @@ GDR_API int gdrmap_copy_from_mapping_via(gdr_mh_t handle, void *h_ptr,
 static int copy_path(gdr_mh_t handle, int to_mapping, int kind, size_t size,
 		     int *path)
 {
+	struct job j = { 0 };
 	struct gdr_region *r;
 	struct gdr_tune *t;
 	uint64_t s;
@@ -536,7 +552,9 @@ static int copy_path(gdr_mh_t handle, int to_mapping, int kind, size_t size,
 		return 0;
 	}
 	t = tune_of(r, to_mapping != 0, kind);
-	*path = t && size ? decided(r, t, size, &watch) :
+	j.r = r;
+	j.gpu = r->addr;
+	*path = t && size ? decided(&j, t, size, &watch) :
 			    GDRMAP_COPY_PATH_MAPPING;
 	return 0;
 }

@@ -408,6 +408,7 @@ static struct {
 	size_t size;
 } fake_hosts[FAKE_HOSTS];
 atomic_int fake_host_queries;
+atomic_int fake_device_queries;
 
 int fake_host_register(void *p, size_t n)
 {
@@ -475,8 +476,7 @@ CUresult fake_PointerGetAttributes(unsigned int n,
 
 	pthread_mutex_lock(&fake_lock);
 	va = fake_va_of(p);
-	if (!va)
-		atomic_fetch_add(&fake_host_queries, 1);
+	atomic_fetch_add(va ? &fake_device_queries : &fake_host_queries, 1);
 	for (i = 0; i < n && res == CUDA_SUCCESS; i++)
 		if ((va || !fake_host_attr(p, attrs[i], data[i])) &&
 		    fake_attr(va, attrs[i], data[i]))

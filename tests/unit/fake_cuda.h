@@ -108,8 +108,9 @@ extern atomic_int fake_dma_copies;
 extern atomic_int fake_blocking_copies;
 extern CUresult fake_dma_fail;
 /* cuPointerGetAttributes calls made for addresses that are no GPU
- * memory's (the host buffer kind's cost). */
+ * memory's (the host buffer kind's cost), and for GPU memory. */
 extern atomic_int fake_host_queries;
+extern atomic_int fake_device_queries;
 
 /* Host memory CUDA knows as pinned: cuMemHostAlloc's, and what a test
  * registers as cuMemHostRegister would (one range each, a few at most).

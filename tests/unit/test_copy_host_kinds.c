@@ -8,7 +8,8 @@
  * only partly registered counts as pageable; the staged path refuses
  * pinned memory, saying why; the staged path moves every byte right
  * both ways, at sizes that end mid-chunk and at odd offsets; and a DMA
- * copy asks what its host buffer is once.
+ * copy asks CUDA once what its host buffer is and once about the GPU
+ * memory, forced or chosen.
  */
 #include <stdlib.h>
 
@@ -63,8 +64,41 @@ static void copies(gdr_mh_t mh, char *map, unsigned char *host, size_t n,
 			LIB(gdrmap_copy_from_mapping(mh, host, map, n), 0);
 }
 
+/*
+ * A copy the choice sends by DMA asks CUDA about the GPU memory once, as
+ * a forced one does (dma_asks_once), bytes checked.
+ */
+static void chosen_dma_asks_once(gdr_mh_t mh, char *map, CUdeviceptr gpu,
+				 int to_gpu)
+{
+	size_t n = 4 << 20;
+	int before;
+
+	pattern(back, n, 40u + (unsigned int)to_gpu);
+	if (to_gpu) {
+		memcpy(pinned, back, n);
+		memset(back, POISON, n);
+		CHECK(fake_gpu_rw(gpu, back, n, 1) == 0, "poison the GPU side");
+	} else {
+		CHECK(fake_gpu_rw(gpu, back, n, 1) == 0, "fill the GPU side");
+		memset(pinned, POISON, n);
+	}
+	before = atomic_load(&fake_device_queries);
+	copies(mh, map, pinned, n, to_gpu, 1);
+	CHECK(atomic_load(&fake_device_queries) - before == 1,
+	      "a chosen 4 MiB DMA %s asked CUDA about the GPU memory %d times",
+	      to_gpu ? "write" : "read",
+	      atomic_load(&fake_device_queries) - before);
+	if (to_gpu) {
+		memset(back, POISON, n);
+		CHECK(fake_gpu_rw(gpu, back, n, 0) == 0, "read the GPU side");
+	}
+	CHECK(memcmp(back, pinned, n) == 0, "a chosen 4 MiB DMA %s: bytes wrong",
+	      to_gpu ? "write" : "read");
+}
+
 /* Large copies: DMA from pinned memory, staged from pageable. */
-static void choices(gdr_mh_t mh, char *map)
+static void choices(gdr_mh_t mh, char *map, CUdeviceptr gpu)
 {
 	int dir, got, staged;
 	size_t n = 4 << 20;
@@ -88,6 +122,7 @@ static void choices(gdr_mh_t mh, char *map)
 		CHECK_RET(gdrmap_copy_path(mh, dir, n, &got), 0);
 		CHECK(got == staged,
 		      "gdrmap_copy_path answers for pageable memory (%d)", got);
+		chosen_dma_asks_once(mh, map, gpu, dir);
 	}
 }
 
@@ -119,26 +154,40 @@ static void small_ask_nothing(gdr_mh_t mh, char *map)
 /*
  * A DMA copy of 64 KiB or more asks CUDA what its host buffer is once:
  * the DMA path uses what the choice found (bounce buffer or not) instead
- * of asking again.  Each copy's bytes checked.
+ * of asking again.  And whether the pinned memory is still there is
+ * asked once, of the copy's own address, which the DMA then copies to:
+ * each question costs about a tenth of a microsecond, which a 32 KiB DMA
+ * (8 us) cannot spare twice.  Each copy's bytes checked.
  */
 static void dma_asks_once(gdr_mh_t mh, char *map, CUdeviceptr gpu)
 {
 	static const size_t sizes[] = { 64 << 10, 65 << 10, 1 << 20 };
 	unsigned char *hosts[] = { pinned, pageable };
-	int i, h, before, asked;
+	int i, h, before, dev_before, asked, dev_asked;
 
+	/* A kind's first copy finds the memory's device, once. */
+	for (h = 0; h < 2; h++)
+		LIB(gdrmap_copy_to_mapping_via(mh, map, hosts[h], sizes[0],
+					       GDRMAP_COPY_PATH_DMA),
+		    0);
 	for (h = 0; h < 2; h++)
 		for (i = 0; i < 3; i++) {
 			pattern(hosts[h], sizes[i], (unsigned int)(h * 3 + i));
 			before = atomic_load(&fake_host_queries);
+			dev_before = atomic_load(&fake_device_queries);
 			LIB(gdrmap_copy_to_mapping_via(mh, map, hosts[h],
 						       sizes[i],
 						       GDRMAP_COPY_PATH_DMA),
 			    0);
 			asked = atomic_load(&fake_host_queries) - before;
+			dev_asked = atomic_load(&fake_device_queries) -
+				    dev_before;
 			CHECK(asked == 1,
 			      "a %zu-byte DMA write from %s memory asked CUDA about it %d times",
 			      sizes[i], h ? "pageable" : "pinned", asked);
+			CHECK(dev_asked == 1,
+			      "a %zu-byte DMA write from %s memory asked CUDA about the GPU memory %d times",
+			      sizes[i], h ? "pageable" : "pinned", dev_asked);
 			memset(back, POISON, sizes[i]);
 			CHECK(fake_gpu_rw(gpu, back, sizes[i], 0) == 0,
 			      "read the GPU side");
@@ -268,7 +317,7 @@ int main(void)
 		partly_registered(mh, map);
 		gdr_copy_auto_cost = cost;
 		gdr_copy_watch_cost = no_drift;
-		choices(mh, map);
+		choices(mh, map, p);
 		small_ask_nothing(mh, map);
 		LIB(gdr_unmap(g, mh, va, AREA), 0);
 	}
