@@ -8,6 +8,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static const struct gdr_cuda_syms *given_syms;
  * runtime keeps primary contexts for the life of the process as well, so
  * in most processes this reference is one of several.
  */
-static CUcontext *primary;
+static _Atomic(CUcontext) *primary;
 static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void gdr_cuda_use_syms(const struct gdr_cuda_syms *syms)
@@ -123,22 +124,27 @@ const char *gdr_cuda_error(const struct gdr_cuda *cu, CUresult res,
 	return buf;
 }
 
-/* dev's primary context, retained once (see primary above). */
+/* dev's primary context, retained once (see primary above); once it is,
+ * without a lock: every DMA copy asks. */
 static CUresult primary_context(int dev, CUcontext *ctx)
 {
 	CUcontext c = NULL;
 	CUdevice d;
 	CUresult res = CUDA_SUCCESS;
 
+	*ctx = atomic_load_explicit(&primary[dev], memory_order_acquire);
+	if (*ctx)
+		return CUDA_SUCCESS;
 	pthread_mutex_lock(&primary_lock);
-	if (!primary[dev]) {
+	if (!atomic_load_explicit(&primary[dev], memory_order_relaxed)) {
 		res = cuda.ctx.DeviceGet(&d, dev);
 		if (res == CUDA_SUCCESS)
 			res = cuda.ctx.DevicePrimaryCtxRetain(&c, d);
 		if (res == CUDA_SUCCESS)
-			primary[dev] = c;
+			atomic_store_explicit(&primary[dev], c,
+					      memory_order_release);
 	}
-	*ctx = primary[dev];
+	*ctx = atomic_load_explicit(&primary[dev], memory_order_relaxed);
 	pthread_mutex_unlock(&primary_lock);
 	return res;
 }

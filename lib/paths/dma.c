@@ -45,12 +45,17 @@ struct queue {
 
 static struct queue *queues;
 static pthread_mutex_t queues_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The queue this thread used last: a thread's copies mostly go to one
+ * GPU, and queues are never freed. */
+static _Thread_local struct queue *last_queue;
 
 /* The queue for memory of context key (NULL: dev's primary). */
 static struct queue *queue_of(CUcontext key, int dev)
 {
-	struct queue *q;
+	struct queue *q = last_queue;
 
+	if (q && q->key == key && q->dev == dev)
+		return q;
 	pthread_mutex_lock(&queues_lock);
 	for (q = queues; q; q = q->next)
 		if (q->key == key && q->dev == dev)
@@ -66,6 +71,7 @@ static struct queue *queue_of(CUcontext key, int dev)
 		}
 	}
 	pthread_mutex_unlock(&queues_lock);
+	last_queue = q;
 	return q;
 }
 
