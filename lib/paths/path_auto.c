@@ -13,9 +13,9 @@
  * one is chosen).  A path whose two timed copies were both more than
  * GDR_SLOWER times slower than the best seen is dropped (a 64 MiB read
  * through the mapping costs 80 ms on an H200).  A choice not won by far
- * is watched: one copy in GDR_WATCH_EVERY a thread makes is timed, and a
- * choice grown slower than its rival was is measured again
- * (gdr_choose_watch).
+ * is watched: one copy in GDR_WATCH_EVERY a thread makes is timed (every
+ * one from WATCH_ALL_FROM), and a choice grown slower than its rival was
+ * is measured again (gdr_choose_watch).
  * A class's first measuring wakes the helper threads before each
  * threaded copy it times (gdr_threads_warm): the choice is made for a
  * burst of copies, as a caller making many finds them.  A class measured
@@ -62,6 +62,14 @@
 #define ID_NONE	(~0ULL)
 /* From this size on, copies are measured per kind of host buffer. */
 #define KIND_FROM	(64UL << 10)
+/*
+ * From this size every copy of a watched class is timed: its two clock
+ * reads are a fraction of a percent of a copy that takes 16 us even at
+ * 64 GB/s, and such copies come too few for one in GDR_WATCH_EVERY to see
+ * a choice go wrong (on an H200, a Python loop of 64 MiB writes kept the
+ * staged path at 3.4 ms where threads took 2.1).
+ */
+#define WATCH_ALL_FROM	(1UL << 20)
 
 /* Tests replace what a measuring copy cost (the path's model instead of
  * the fake's memcpy); NULL: the clock's word.  gdr_copy_watch_cost: the
@@ -351,7 +359,7 @@ static int auto_copy(struct job *j)
 							   memory_order_relaxed),
 				      memory_order_relaxed);
 	p = decided(j, t, j->n, &watch);
-	if (p && (!watch || !watch_this()))
+	if (p && (!watch || (j->n < WATCH_ALL_FROM && !watch_this())))
 		return run_path(j, p);
 	if (p) {
 		ns = timed_run(j, p, gdr_copy_watch_cost);

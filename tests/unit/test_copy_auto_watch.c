@@ -6,8 +6,9 @@
  * class is measured again and the faster path takes over.  A choice whose
  * cost holds is never measured again; and a choice that looks slower at
  * every look is measured again at doubling intervals, a few times in
- * thousands of copies, never once per look.  The data of every copy,
- * watched or not, is checked.
+ * thousands of copies, never once per look.  Copies of 1 MiB and more,
+ * too few for sampling, are each timed.  The data of every copy, watched
+ * or not, is checked.
  *
  * The measuring copies' cost is a model (128 KiB reads: DMA 8 µs, the
  * mapping 11 µs, threads and the staged path hopeless); the watched
@@ -19,7 +20,7 @@
 #include "owner_pins.h"
 #include "paths/path_choose.h"
 
-#define AREA	(1UL << 20)
+#define AREA	(2UL << 20)
 #define N	(128UL << 10)
 
 extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
@@ -181,6 +182,35 @@ static void alternate(gdr_mh_t mh, char *map, size_t a, size_t b)
 	slow_a = slow_b = 0;
 }
 
+/*
+ * Device 2 again: every 2 MiB copy of a watched class is timed, so DMA
+ * grown slower is measured again within two looks (2 * GDR_WATCH
+ * copies: a look falls every GDR_WATCH, over the last GDR_WATCH), not
+ * GDR_WATCH_EVERY times as many.
+ */
+static void large(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
+{
+	static unsigned char big[AREA];
+	int before, w;
+
+	(void)arg;
+	dma_ns = 8000;
+	checked_reads(mh, map, gpu, big, AREA, 40);
+	CHECK(path_of(mh, AREA) == GDRMAP_COPY_PATH_DMA,
+	      "2 MiB: DMA is chosen: %d", path_of(mh, AREA));
+	w = watched;
+	checked_reads(mh, map, gpu, big, AREA, 16);
+	CHECK(watched - w == 16, "every 2 MiB copy is timed: %d of 16",
+	      watched - w);
+	dma_ns = 16000;
+	before = all_measured();
+	checked_reads(mh, map, gpu, big, AREA, 2 * GDR_WATCH);
+	CHECK(all_measured() > before,
+	      "2 MiB DMA grown slower is measured again within %d copies",
+	      2 * GDR_WATCH);
+	dma_ns = 8000;
+}
+
 /* Device 2: alternating pairs. */
 static void alternating(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 {
@@ -206,6 +236,7 @@ int main(int argc, char **argv)
 	on_mapped(g, 0, AREA, drift, NULL);
 	on_mapped(g, 1, AREA, backoff, NULL);
 	on_mapped(g, 2, AREA, alternating, NULL);
+	on_mapped(g, 2, AREA, large, NULL);
 	CHECK_RET(gdr_close(g), 0);
 	return owner_done();
 }
