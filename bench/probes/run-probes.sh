@@ -5,7 +5,8 @@
 # what copy-only pins rely on (copy_only_probe.c), and which way of
 # asking for a DMA is fastest, size by size, beside gdrmap's own DMA path
 # (dma_stream_probe.c, against the library built here), and what pinning
-# a pageable buffer for the length of one copy costs (host_register_probe.c).
+# a pageable buffer for the length of one copy costs (host_register_probe.c),
+# and what each CUDA question of a DMA copy costs (cuda_query_probe.c).
 # usage: bench/probes/run-probes.sh OUTDIR      (from the top of the tree)
 set -u
 out=${1:?usage: run-probes.sh OUTDIR}
@@ -61,3 +62,7 @@ echo "probe exit $?" >>"$out/dma-stream-probe.txt"
 	-Wl,-rpath,"$lib/lib" -L/usr/local/cuda/lib64/stubs -lcuda &&
 	/tmp/host_register_probe 30; } >"$out/host-register-probe.txt" 2>&1
 echo "probe exit $?" >>"$out/host-register-probe.txt"
+{ cc -O2 -o /tmp/cuda_query_probe "$here/cuda_query_probe.c" \
+	-I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda &&
+	taskset -c 2 /tmp/cuda_query_probe 2000; } >"$out/cuda-query-probe.txt" 2>&1
+echo "probe exit $?" >>"$out/cuda-query-probe.txt"
