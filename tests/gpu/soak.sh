@@ -1,7 +1,9 @@
 #!/bin/sh
 # The GPU tests over and over for a while, on a GPU machine: every
 # tests/gpu program in rounds (each one on every GPU, as always) until
-# SECONDS have passed, a round always finished.  After each round, with
+# SECONDS have passed, a round always finished, and at least one round
+# (the clock's second may tick before the first: a soak that ran nothing
+# would pass having checked nothing).  After each round, with
 # no test process left, every GPU's used memory must be back where it was
 # before the first: what a pin, a mapping or a helper thread kept would
 # show there.
@@ -45,7 +47,7 @@ mkdir -p "$out" || exit 1
 base=$(used)
 start=$(date +%s)
 rounds=0 failed=0
-while [ $(($(date +%s) - start)) -lt "$secs" ]; do
+while [ $rounds = 0 ] || [ $(($(date +%s) - start)) -lt "$secs" ]; do
 	rounds=$((rounds + 1))
 	ok=1
 	"$here/run-tests.sh" -t 300 "$@" >"$out/round.log" 2>&1 || ok=0

@@ -2,7 +2,8 @@
 # tests/gpu/soak.sh's verdicts, with a made-up nvidia-smi (no GPU needed):
 # rounds that pass with the memory back pass; a failing test, or a GPU
 # whose used memory stays up after a round, or memory figures that cannot
-# be compared, fail the round; no GPU skips.
+# be compared, fail the round; a soak too short for a whole second still
+# runs a round; no GPU skips.
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -67,6 +68,13 @@ printf '#!/bin/sh\nprintf "22\\n" >"%s/mem"\n' "$tmp" >"$tmp/gone"
 chmod +x "$tmp/gone"
 soak 1 "$tmp/o6" "$tmp/gone"
 expect "a GPU missing after a round fails the soak (got $?)" [ $? = 1 ]
+
+# No time at all still runs a round: a soak that checked nothing must
+# not pass.
+printf '22\n30\n' >"$tmp/mem"
+soak 0 "$tmp/o7" "$tmp/bad"
+expect "a soak of 0 s runs a round, which fails (got $?)" [ $? = 1 ]
+expect "and counts it" grep -q '^soak: 1 rounds' "$tmp/o7/summary.txt"
 
 touch "$tmp/nogpu"
 soak 1 "$tmp/o4" "$tmp/ok"
