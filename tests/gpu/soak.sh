@@ -3,10 +3,10 @@
 # tests/gpu program in rounds (each one on every GPU, as always) until
 # SECONDS have passed, a round always finished, and at least one round
 # (the clock's second may tick before the first: a soak that ran nothing
-# would pass having checked nothing).  After each round, with
-# no test process left, every GPU's used memory must be back where it was
-# before the first: what a pin, a mapping or a helper thread kept would
-# show there.
+# would pass having checked nothing).  After each round, with no test
+# process left, every GPU's used memory must be back where it was before
+# the first: what a pin, a mapping or a helper thread kept would show
+# there.
 #
 # usage: tests/gpu/soak.sh SECONDS OUTDIR PROGRAM...
 #   (make check-gpu-soak SOAK_S=600 runs it on the built tests/gpu)
