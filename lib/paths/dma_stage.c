@@ -3,15 +3,13 @@
  * The staged path (dma_stage.h).
  *
  * The copy engine's copies go on one stream, in order, each followed by
- * its buffer's event: a write fills buffer b (the CPUs) once the event of
- * its last copy to the GPU has passed, then queues its next; a read queues
- * every buffer's copy from the GPU at once, then empties each (the CPUs)
- * as its event passes and queues the next chunk into it.  The CPUs' part of
- * each chunk is split across the caller and the helpers; when they are
- * busy with another thread's copy the caller does it alone.
+ * its slot's event: a write fills a chunk of the ring (the CPUs) once the
+ * event of the slot's last copy to the GPU has passed, then queues it; a
+ * read queues every slot's first chunk at once, then empties each (the
+ * CPUs) as its event passes and queues the slot's next chunk.  The CPUs'
+ * part of each chunk is split across the caller and the helpers; when
+ * they are busy with another thread's copy the caller does it alone.
  */
-#include <string.h>
-
 #include "dma_stage.h"
 #include "isa/copy.h"
 #include "threads.h"
@@ -61,26 +59,22 @@ _Static_assert(RING >= GDR_STAGE_BUFS * CHUNK_MAX,
 #define PARTS		GDR_STAGE_BUFS
 #endif
 
-static void part_memcpy(void *dst, const void *src, size_t n)
-{
-	memcpy(dst, src, n);
-}
-
 /*
- * The CPUs' part of a chunk.  Into the caller's memory (reads) with
- * streaming stores, the write-combined mapping's routine: a store that
- * misses the cache would first read the line it fills, a third of the
- * memory traffic of a copy larger than the cache, and the copy engine
- * fills the next buffer meanwhile.
+ * The CPUs' part of a chunk, with streaming stores both ways (the
+ * write-combined mapping's routine, which ends with the fence that makes
+ * them visible before the chunk's copy is queued).  Into the caller's
+ * memory (reads): a store that misses the cache would first read the line
+ * it fills, a third of the memory traffic of a copy larger than the cache.
+ * Into the ring (writes): the lines reach memory, and the copy engine
+ * reads them there instead of from the cores' caches.  Measured on an
+ * H200, pageable writes on the staged path: 4 MiB in 120-128 us with
+ * streaming stores, 249-273 with memcpy; 16 MiB in 431-523 against
+ * 708-877.
  */
-static void cpu_copy(void *dst, const void *src, size_t n, int to_gpu)
+static void cpu_copy(void *dst, const void *src, size_t n)
 {
-	gdr_part_fn fn = part_memcpy;
+	gdr_part_fn fn = gdr_copy_for_type(GDR_MAPPING_TYPE_WC)->to_mapping;
 
-#ifndef GDR_STAGE_PLAIN
-	if (!to_gpu)
-		fn = gdr_copy_for_type(GDR_MAPPING_TYPE_WC)->to_mapping;
-#endif
 	if (gdr_threads_copy(fn, dst, src, n, 0))
 		fn(dst, src, n);
 }
@@ -190,7 +184,7 @@ static CUresult stage_write(struct gdr_stage *st,
 			if (res != CUDA_SUCCESS)
 				break;
 		}
-		cpu_copy(place(st, b, len), host + off, len, 1);
+		cpu_copy(place(st, b, len), host + off, len);
 		res = queue(st, s, b, gpu + off, len, 1);
 	}
 	return drain(st, s, res);
@@ -219,7 +213,7 @@ static CUresult stage_read(struct gdr_stage *st,
 		res = s->call->EventSynchronize(st->done[b]);
 		if (res != CUDA_SUCCESS)
 			break;
-		cpu_copy(host + off, st->slot[b], len, 0);
+		cpu_copy(host + off, st->slot[b], len);
 		ahead = off + (size_t)GDR_STAGE_BUFS * chunk;
 		if (ahead < n) {
 			len_ahead = n - ahead < chunk ? n - ahead : chunk;
