@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The staged path (gdrapi.h GDRMAP_COPY_PATH_STAGED): a copy between
- * pageable host memory and GPU memory through a few pinned buffers, the
- * caller and the helper threads (threads.h) filling one while the
- * copy engine empties another (or the other way round for reads).
+ * pageable host memory and GPU memory through a ring of pinned memory,
+ * the caller and the helper threads (threads.h) filling one chunk of it
+ * while the copy engine empties another (or the other way round for
+ * reads).
  *
  * CUDA's own copies from pageable memory stage too, but with one thread:
  * about 14 GB/s on an H200 where the copy engine moves 53 GB/s from
