@@ -25,13 +25,13 @@
 #define GDR_STAGE_BUFS		3
 
 /*
- * One context's pinned memory, cut into chunks as a ring (dma_stage.c), one
- * stream for all their copies, and for each of the GDR_STAGE_BUFS chunks in
- * flight an event marking its copy's end (made on first use).  One stream, so that
- * the copy engine moves the chunks one after the other and the first is
- * done after its own share of the time: copies queued on separate streams
- * may run side by side, all finishing near the end, and nothing would
- * overlap with the CPUs' part.
+ * One context's pinned memory, cut into chunks as a ring (dma_stage.c),
+ * one stream for all their copies, and for each of the GDR_STAGE_BUFS
+ * chunks in flight an event marking its copy's end (made on first use).
+ * One stream, so that the copy engine moves the chunks one after the
+ * other and the first is done after its own share of the time: copies
+ * queued on separate streams may run side by side, all finishing near the
+ * end, and nothing would overlap with the CPUs' part.
  */
 struct gdr_stage {
 	void *ring;

@@ -8,9 +8,10 @@
  * checked against those before it, for every chunk size, a copy's shorter
  * last chunk and every place the copy before may have left the ring, in
  * rings of 3-6 chunks of the largest size (the shipped one among them)
- * and in small ones (a copy that started where the last
- * one ended, not at a whole number of its chunks, failed this).  And the point of the ring: chunks
- * of one size land where none of the ring / size - 1 before them lay.
+ * and in small ones (a copy that started where the last one ended, not
+ * at a whole number of its chunks, failed this).  And the point of the
+ * ring: chunks of one size land where none of the ring / size - 1 before
+ * them lay.
  */
 #include <stdint.h>
 #include <string.h>
