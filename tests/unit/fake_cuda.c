@@ -678,12 +678,15 @@ CUresult fake_MemAlloc(CUdeviceptr *p, size_t size)
 	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+static void fake_streams_drain(void);
+
 CUresult fake_MemFree(CUdeviceptr p)
 {
 	struct fake_va *va;
 	CUresult res;
 
 	pthread_mutex_lock(&fake_lock);
+	fake_streams_drain();
 	res = fake_range_call(p, &va);
 	if (res == CUDA_SUCCESS && (!va->legacy || va->base != p))
 		res = CUDA_ERROR_INVALID_VALUE;
@@ -720,6 +723,7 @@ CUresult fake_MemRelease(CUmemGenericAllocationHandle h)
 	struct fake_mem *m;
 
 	pthread_mutex_lock(&fake_lock);
+	fake_streams_drain();
 	m = fake_handle(h);
 	if (m) {
 		fake_owner_ctx(m->dev);
@@ -822,6 +826,7 @@ CUresult fake_MemUnmap(CUdeviceptr p, size_t size)
 	int i, pass;
 
 	pthread_mutex_lock(&fake_lock);
+	fake_streams_drain();
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < FAKE_MAX; i++) {
 			va = &fake_vas[i];
@@ -878,14 +883,87 @@ CUresult fake_MemGetAllocationGranularity(size_t *g,
 
 /* --- streams and copies (copy-only pins) --- */
 
+/*
+ * The harsher side of the driver's timing: a copy to the GPU on a stream
+ * reads the host memory as late as the driver may, when something waits
+ * for it (the stream, an event recorded after it, a copy queued after it
+ * on the stream, or freeing GPU memory), so a caller that changes or frees
+ * its source before that sends the changed bytes or reads freed memory
+ * (ASan).  A copy from the GPU lands at once, as early as it may, so a
+ * caller that queues one into memory it still reads sees the bytes change
+ * under it.  Either way the wait is what the caller must do anyway.
+ */
+struct fake_pending {
+	CUdeviceptr dst;
+	const void *src;
+	size_t n;
+	unsigned long long seq;
+};
+
+#define FAKE_PENDING 64
 struct CUstream_st {
 	int used;
 	CUcontext ctx;
 	unsigned int flags;
+	unsigned long long seq;		/* of the last copy queued */
+	int npending;
+	struct fake_pending pending[FAKE_PENDING];
+	CUresult late;			/* a queued copy that failed */
 };
 
 #define FAKE_STREAMS 16
 static struct CUstream_st fake_streams[FAKE_STREAMS];
+
+/* Run st's queued copies up to seq; fake_lock held. */
+static void fake_run_pending(struct CUstream_st *st, unsigned long long seq)
+{
+	struct fake_pending *q;
+	struct fake_va *va;
+	struct fake_mem *m;
+	int i, k = 0;
+
+	for (i = 0; i < st->npending; i++) {
+		q = &st->pending[i];
+		if (q->seq > seq) {
+			st->pending[k++] = *q;
+			continue;
+		}
+		va = fake_va_of(q->dst);
+		m = va ? &fake_mems[va->mem] : NULL;
+		/* Freed since it was queued: freeing waits for the copies
+		 * (fake_streams_drain), so only a dead context's remain. */
+		if (!m || q->n > va->size - (q->dst - va->base) ||
+		    pwrite(m->memfd, q->src, q->n,
+			   (off_t)(va->mem_off + (q->dst - va->base))) !=
+		    (ssize_t)q->n)
+			st->late = CUDA_ERROR_ILLEGAL_ADDRESS;
+	}
+	st->npending = k;
+}
+
+/* Before GPU memory is freed or unmapped: the driver waits for the copies
+ * queued to it; fake_lock held. */
+static void fake_streams_drain(void)
+{
+	int i;
+
+	for (i = 0; i < FAKE_STREAMS; i++)
+		if (fake_streams[i].used)
+			fake_run_pending(&fake_streams[i], ~0ULL);
+}
+
+/* Wait for st's copies up to seq: the first failure of one. */
+static CUresult fake_wait(struct CUstream_st *st, unsigned long long seq)
+{
+	CUresult res;
+
+	pthread_mutex_lock(&fake_lock);
+	fake_run_pending(st, seq);
+	res = st->late;
+	st->late = CUDA_SUCCESS;
+	pthread_mutex_unlock(&fake_lock);
+	return res;
+}
 atomic_int fake_dma_copies;	/* done on a non-blocking stream */
 atomic_int fake_blocking_copies;	/* done on any other stream */
 CUresult fake_dma_fail;		/* the next copy's result, if set */
@@ -901,7 +979,10 @@ CUresult fake_StreamCreate(CUstream *st, unsigned int flags)
 	for (i = 0; i < FAKE_STREAMS; i++) {
 		if (fake_streams[i].used)
 			continue;
-		fake_streams[i] = (struct CUstream_st){ 1, fake_ctx(), flags };
+		memset(&fake_streams[i], 0, sizeof(fake_streams[i]));
+		fake_streams[i].used = 1;
+		fake_streams[i].ctx = fake_ctx();
+		fake_streams[i].flags = flags;
 		*st = &fake_streams[i];
 		res = CUDA_SUCCESS;
 		break;
@@ -927,25 +1008,34 @@ static CUresult fake_stream_check(CUstream st)
 	return CUDA_SUCCESS;
 }
 
+/* The copies queued run before the stream goes (the driver finishes
+ * them), but nobody hears how they went. */
 CUresult fake_StreamDestroy(CUstream st)
 {
 	CUresult res = st ? fake_stream_check(st) : CUDA_ERROR_INVALID_HANDLE;
 
-	if (res == CUDA_SUCCESS)
+	if (res == CUDA_SUCCESS) {
+		fake_wait(st, ~0ULL);
 		st->used = 0;
+	}
 	return res;
 }
 
 CUresult fake_StreamSynchronize(CUstream st)
 {
-	return fake_stream_check(st);
+	CUresult res = fake_stream_check(st);
+
+	return res == CUDA_SUCCESS && st ? fake_wait(st, ~0ULL) : res;
 }
 
-/* Events: copies here are done when queued, so an event is only its
- * context, used in that context alone (the sim's rule, stream.c). */
+/* Events: its context, used in that context alone (the sim's rule,
+ * stream.c), and the copies it waits for: those queued on its stream
+ * before it was recorded. */
 struct CUevent_st {
 	int used;
 	CUcontext ctx;
+	struct CUstream_st *st;
+	unsigned long long seq;
 };
 
 #define FAKE_EVENTS 32
@@ -964,7 +1054,7 @@ CUresult fake_EventCreate(CUevent *ev, unsigned int flags)
 	for (i = 0; i < FAKE_EVENTS; i++) {
 		if (fake_events[i].used)
 			continue;
-		fake_events[i] = (struct CUevent_st){ 1, fake_ctx() };
+		fake_events[i] = (struct CUevent_st){ 1, fake_ctx(), NULL, 0 };
 		*ev = &fake_events[i];
 		res = CUDA_SUCCESS;
 		break;
@@ -999,12 +1089,24 @@ CUresult fake_EventRecord(CUevent ev, CUstream st)
 {
 	CUresult res = fake_event_check(ev);
 
-	return res == CUDA_SUCCESS ? fake_stream_check(st) : res;
+	if (res == CUDA_SUCCESS)
+		res = fake_stream_check(st);
+	if (res == CUDA_SUCCESS) {
+		pthread_mutex_lock(&fake_lock);
+		ev->st = st;
+		ev->seq = st ? st->seq : 0;
+		pthread_mutex_unlock(&fake_lock);
+	}
+	return res;
 }
 
 CUresult fake_EventSynchronize(CUevent ev)
 {
-	return fake_event_check(ev);
+	CUresult res = fake_event_check(ev);
+
+	if (res == CUDA_SUCCESS && ev->st && ev->st->used)
+		res = fake_wait(ev->st, ev->seq);
+	return res;
 }
 
 /*
@@ -1037,10 +1139,21 @@ static CUresult fake_copy(CUdeviceptr p, void *host, size_t n, CUstream st,
 		pthread_mutex_unlock(&fake_lock);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	done = to_gpu ? pwrite(m->memfd, host, n,
-			       (off_t)(va->mem_off + (p - va->base))) :
-			pread(m->memfd, host, n,
-			      (off_t)(va->mem_off + (p - va->base)));
+	if (st && to_gpu && st->npending == FAKE_PENDING)
+		fake_run_pending(st, st->pending[0].seq);
+	if (st && to_gpu) {
+		st->pending[st->npending++] = (struct fake_pending){
+			p, host, n, ++st->seq };
+		done = (ssize_t)n;
+	} else {
+		/* In the stream's order: after the copies queued before. */
+		if (st)
+			fake_run_pending(st, ~0ULL);
+		done = to_gpu ? pwrite(m->memfd, host, n,
+				       (off_t)(va->mem_off + (p - va->base))) :
+				pread(m->memfd, host, n,
+				      (off_t)(va->mem_off + (p - va->base)));
+	}
 	pthread_mutex_unlock(&fake_lock);
 	atomic_fetch_add(st && st->flags & CU_STREAM_NON_BLOCKING ?
 			 &fake_dma_copies : &fake_blocking_copies, 1);
