@@ -4,13 +4,28 @@
  * need a current context, any one: with unified addressing a pointer says
  * which GPU's memory it is, and a device-to-device copy may go from one
  * GPU to another.  Ranges must lie inside one allocation's user range or
- * one cuMemMap mapping; everything is synchronous.
+ * one cuMemMap mapping.  Everything is synchronous but a copy to the GPU
+ * on a stream, which reads its source only when something waits for it
+ * (stream.c): the driver's latest moment, the harsher side.
  */
-#include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "shim.h"
+
+/*
+ * A synchronous operation runs on the legacy default stream, which first
+ * waits for the work queued on the context's blocking streams (not on its
+ * non-blocking ones).  shim_lock held.
+ */
+static CUresult legacy_begin(void)
+{
+	CUcontext ctx;
+	CUresult ret = need_ctx(&ctx);
+
+	if (!ret)
+		streams_drain_legacy(ctx);
+	return ret;
+}
 
 static CUresult do_memset(CUdeviceptr dst, uint32_t value, size_t n,
 			  uint32_t elem)
@@ -21,7 +36,7 @@ static CUresult do_memset(CUdeviceptr dst, uint32_t value, size_t n,
 	int err;
 
 	pthread_mutex_lock(&shim_lock);
-	ret = need_ctx(NULL);
+	ret = legacy_begin();
 	if (ret)
 		goto out;
 	ret = CUDA_ERROR_INVALID_VALUE;
@@ -62,55 +77,40 @@ CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int ui, size_t n)
 	return do_memset(dst, ui, n, 4);
 }
 
-/* pread/pwrite at device addresses, until done. */
-static CUresult dev_rw(uint64_t dev, void *host, size_t n, bool write)
+/* Whether n bytes at dev may be copied to or from the host. */
+static bool copyable(CUdeviceptr dev, const void *host, size_t n)
 {
-	size_t done = 0;
-	ssize_t r;
-
-	while (done < n) {
-		if (write)
-			r = pwrite(shim_fd, (char *)host + done, n - done,
-				   (off_t)(dev + done));
-		else
-			r = pread(shim_fd, (char *)host + done, n - done,
-				  (off_t)(dev + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? errno_to_cu(errno) : CUDA_ERROR_UNKNOWN;
-		done += (size_t)r;
-	}
-	return CUDA_SUCCESS;
+	return !n || (host && (managed_range(dev, n) || dev_range(dev, n)));
 }
 
-/* Host <-> device copy of n bytes: dev is the GPU side, host the CPU's. */
+/* Host <-> device copy of n bytes: dev is the GPU side, host the CPU's.
+ * shim_lock held. */
+static CUresult host_dev_copy_locked(CUdeviceptr dev, void *host,
+				     size_t n, bool to_dev)
+{
+	if (!copyable(dev, host, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!n)
+		return CUDA_SUCCESS;
+	if (managed_range(dev, n)) {
+		if (to_dev)
+			memcpy((void *)(uintptr_t)dev, host, n);
+		else
+			memcpy(host, (void *)(uintptr_t)dev, n);
+		return CUDA_SUCCESS;
+	}
+	return dev_rw(dev, host, n, to_dev);
+}
+
 static CUresult host_dev_copy(CUdeviceptr dev, void *host, size_t n,
 			      bool to_dev)
 {
 	CUresult ret;
 
 	pthread_mutex_lock(&shim_lock);
-	ret = need_ctx(NULL);
-	if (ret)
-		goto out;
-	ret = CUDA_ERROR_INVALID_VALUE;
-	if (!n) {
-		ret = CUDA_SUCCESS;
-		goto out;
-	}
-	if (!host)
-		goto out;
-	if (managed_range(dev, n)) {
-		if (to_dev)
-			memcpy((void *)(uintptr_t)dev, host, n);
-		else
-			memcpy(host, (void *)(uintptr_t)dev, n);
-		ret = CUDA_SUCCESS;
-	} else if (dev_range(dev, n)) {
-		ret = dev_rw(dev, host, n, to_dev);
-	}
-out:
+	ret = legacy_begin();
+	if (!ret)
+		ret = host_dev_copy_locked(dev, host, n, to_dev);
 	pthread_mutex_unlock(&shim_lock);
 	return ret;
 }
@@ -137,9 +137,22 @@ static CUresult async_copy(CUdeviceptr dev, void *host, size_t n,
 		else if (!r && nvsim_query_va(dev, &q) &&
 			 (CUdevice)q.device != ctx->dev)
 			ret = CUDA_ERROR_INVALID_VALUE;
+		else if (!copyable(dev, host, n))
+			ret = CUDA_ERROR_INVALID_VALUE;
+	}
+	if (!ret && stream && to_dev && n) {
+		ret = stream_queue(stream, dev, host, n,
+				   managed_range(dev, n));
+	} else if (!ret) {
+		/* After the copies queued on the stream before it. */
+		if (stream)
+			stream_run(stream, UINT64_MAX);
+		else
+			streams_drain_legacy(ctx);
+		ret = host_dev_copy_locked(dev, host, n, to_dev);
 	}
 	pthread_mutex_unlock(&shim_lock);
-	return ret ? ret : host_dev_copy(dev, host, n, to_dev);
+	return ret;
 }
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
@@ -180,7 +193,7 @@ CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 	CUresult ret;
 
 	pthread_mutex_lock(&shim_lock);
-	ret = need_ctx(NULL);
+	ret = legacy_begin();
 	if (ret || !n)
 		goto out;
 	ret = CUDA_ERROR_INVALID_VALUE;
@@ -211,7 +224,7 @@ CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
 	CUresult ret;
 
 	pthread_mutex_lock(&shim_lock);
-	ret = need_ctx(NULL);
+	ret = legacy_begin();
 	if (!ret && n)
 		ret = dev_range(dst, n) && dev_range(src, n) ?
 		      dev_copy(dst, src, n) : CUDA_ERROR_INVALID_VALUE;

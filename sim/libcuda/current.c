@@ -182,15 +182,5 @@ CUresult cuCtxGetDevice(CUdevice *dev)
 	return ret;
 }
 
-CUresult cuCtxSynchronize(void)
-{
-	CUresult ret;
-
-	pthread_mutex_lock(&shim_lock);
-	ret = need_ctx(NULL);	/* every operation here is synchronous */
-	pthread_mutex_unlock(&shim_lock);
-	return ret;
-}
-
 SHIM_ALIAS(cuCtxPushCurrent, cuCtxPushCurrent_v2, CUresult, (CUcontext));
 SHIM_ALIAS(cuCtxPopCurrent, cuCtxPopCurrent_v2, CUresult, (CUcontext *));

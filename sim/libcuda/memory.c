@@ -125,10 +125,15 @@ bool managed_range(uint64_t p, uint64_t len)
 	return r != NULL;
 }
 
+/* Freeing memory waits for the copies queued on streams (stream.c), as
+ * the driver's frees do. */
 static CUresult free_device_rec(struct rec *r)
 {
 	struct nvsim_unmap u = { .va = r->res_base, .size = r->res_size };
-	int err = nvsim_ioctl(NVSIM_IOC_UNMAP, &u);
+	int err;
+
+	streams_drain();
+	err = nvsim_ioctl(NVSIM_IOC_UNMAP, &u);
 
 	/* The callbacks of pins on the memory have run by now. */
 	rec_unlink(r);
@@ -139,6 +144,7 @@ static CUresult free_device_rec(struct rec *r)
 
 static void free_host_rec(struct rec *r)
 {
+	streams_drain();
 	rec_unlink(r);
 	release_va(r->res_base, r->res_size);
 	free(r);

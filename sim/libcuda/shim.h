@@ -122,8 +122,16 @@ bool dev_space(uint64_t p);
 bool managed_range(uint64_t p, uint64_t len);
 void free_ctx_memory(CUcontext c);
 
+/* devio.c: pread/pwrite of n bytes at device address dev, until done. */
+CUresult dev_rw(uint64_t dev, void *host, size_t n, bool write);
+
 /* stream.c */
 CUresult stream_use(CUstream s, CUcontext *ctx);
+CUresult stream_queue(CUstream s, CUdeviceptr dev, const void *host,
+		      size_t n, bool managed);
+void stream_run(CUstream s, uint64_t seq);
+void streams_drain(void);
+void streams_drain_legacy(CUcontext c);
 void free_ctx_streams(CUcontext c);
 
 #endif /* GDRMAP_SHIM_H */

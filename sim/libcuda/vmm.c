@@ -84,6 +84,7 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 	if (!handle || handle > UINT32_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&shim_lock);
+	streams_drain();
 	err = nvsim_ioctl(NVSIM_IOC_MEM_RELEASE, &r);
 	pthread_mutex_unlock(&shim_lock);
 	return err ? errno_to_cu(err) : CUDA_SUCCESS;
@@ -190,6 +191,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 	if (!size)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&shim_lock);
+	streams_drain();
 	if (rec_find(REC_RESERVE, ptr, size)) {
 		err = nvsim_ioctl(NVSIM_IOC_UNMAP, &u);	/* fires callbacks */
 		ret = err ? errno_to_cu(err) : CUDA_SUCCESS;

@@ -891,7 +891,11 @@ CUresult fake_MemGetAllocationGranularity(size_t *g,
  * its source before that sends the changed bytes or reads freed memory
  * (ASan).  A copy from the GPU lands at once, as early as it may, so a
  * caller that queues one into memory it still reads sees the bytes change
- * under it.  Either way the wait is what the caller must do anyway.
+ * under it.  Either way the wait is what the caller must do anyway.  A
+ * copy on the legacy stream first runs what the context's blocking
+ * streams hold, as the driver orders them.  (The driver reads a pageable
+ * source before the call returns; the library must not count on that
+ * for pinned memory, so here every source is read late.)
  */
 struct fake_pending {
 	CUdeviceptr dst;
@@ -1121,6 +1125,7 @@ static CUresult fake_copy(CUdeviceptr p, void *host, size_t n, CUstream st,
 	CUresult res = fake_stream_check(st);
 	CUcontext ctx = st ? st->ctx : fake_ctx();
 	ssize_t done;
+	int i;
 
 	if (res != CUDA_SUCCESS)
 		return res;
@@ -1146,9 +1151,16 @@ static CUresult fake_copy(CUdeviceptr p, void *host, size_t n, CUstream st,
 			p, host, n, ++st->seq };
 		done = (ssize_t)n;
 	} else {
-		/* In the stream's order: after the copies queued before. */
-		if (st)
-			fake_run_pending(st, ~0ULL);
+		/* In the stream's order: after the copies queued before;
+		 * on the legacy stream, after the context's blocking
+		 * streams'. */
+		for (i = 0; i < FAKE_STREAMS; i++) {
+			struct CUstream_st *o = &fake_streams[i];
+
+			if (o == st || (!st && o->used && o->ctx == ctx &&
+					!(o->flags & CU_STREAM_NON_BLOCKING)))
+				fake_run_pending(o, ~0ULL);
+		}
 		done = to_gpu ? pwrite(m->memfd, host, n,
 				       (off_t)(va->mem_off + (p - va->base))) :
 				pread(m->memfd, host, n,
