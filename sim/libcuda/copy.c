@@ -141,8 +141,7 @@ static CUresult async_copy(CUdeviceptr dev, void *host, size_t n,
 			ret = CUDA_ERROR_INVALID_VALUE;
 	}
 	if (!ret && stream && to_dev && n) {
-		ret = stream_queue(stream, dev, host, n,
-				   managed_range(dev, n));
+		stream_queue(stream, dev, host, n, managed_range(dev, n));
 	} else if (!ret) {
 		/* After the copies queued on the stream before it. */
 		if (stream)

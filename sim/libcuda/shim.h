@@ -127,8 +127,8 @@ CUresult dev_rw(uint64_t dev, void *host, size_t n, bool write);
 
 /* stream.c */
 CUresult stream_use(CUstream s, CUcontext *ctx);
-CUresult stream_queue(CUstream s, CUdeviceptr dev, const void *host,
-		      size_t n, bool managed);
+void stream_queue(CUstream s, CUdeviceptr dev, const void *host, size_t n,
+		  bool managed);
 void stream_run(CUstream s, uint64_t seq);
 void streams_drain(void);
 void streams_drain_legacy(CUcontext c);

@@ -95,14 +95,13 @@ void stream_run(CUstream s, uint64_t seq)
 }
 
 /* Queue a copy to the GPU on s (valid, checked).  shim_lock held. */
-CUresult stream_queue(CUstream s, CUdeviceptr dev, const void *host,
-		      size_t n, bool managed)
+void stream_queue(CUstream s, CUdeviceptr dev, const void *host, size_t n,
+		  bool managed)
 {
 	if (s->npending == PENDING_MAX)
 		stream_run(s, s->pending[0].seq);
 	s->pending[s->npending++] = (struct pending){ dev, host, n,
 						      ++s->seq, managed };
-	return CUDA_SUCCESS;
 }
 
 /* Every stream's copies, before memory is freed or unmapped: the driver
@@ -126,28 +125,6 @@ void streams_drain_legacy(CUcontext c)
 			stream_run(s, UINT64_MAX);
 }
 
-/* Every stream of the current context, each to its last copy. */
-CUresult cuCtxSynchronize(void)
-{
-	struct CUstream_st *s;
-	CUcontext ctx;
-	CUresult ret, late;
-
-	pthread_mutex_lock(&shim_lock);
-	ret = need_ctx(&ctx);
-	for (s = ret ? NULL : stream_list; s; s = s->next) {
-		if (s->ctx != ctx)
-			continue;
-		stream_run(s, UINT64_MAX);
-		late = s->late;
-		s->late = CUDA_SUCCESS;
-		if (late && !ret)
-			ret = late;
-	}
-	pthread_mutex_unlock(&shim_lock);
-	return ret;
-}
-
 /* Wait for s's copies up to seq: the first failure among them, once.
  * shim_lock held. */
 static CUresult stream_wait(CUstream s, uint64_t seq)
@@ -160,6 +137,25 @@ static CUresult stream_wait(CUstream s, uint64_t seq)
 	return ret;
 }
 
+/* Every stream of the current context, each to its last copy. */
+CUresult cuCtxSynchronize(void)
+{
+	struct CUstream_st *s;
+	CUcontext ctx;
+	CUresult ret, late;
+
+	pthread_mutex_lock(&shim_lock);
+	ret = need_ctx(&ctx);
+	for (s = ret ? NULL : stream_list; s; s = s->next) {
+		if (s->ctx != ctx)
+			continue;
+		late = stream_wait(s, UINT64_MAX);
+		if (late && !ret)
+			ret = late;
+	}
+	pthread_mutex_unlock(&shim_lock);
+	return ret;
+}
 
 CUresult cuStreamCreate(CUstream *pstream, unsigned int flags)
 {

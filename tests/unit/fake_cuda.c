@@ -1012,6 +1012,8 @@ static CUresult fake_stream_check(CUstream st)
 	return CUDA_SUCCESS;
 }
 
+static void fake_forget_stream(struct CUstream_st *st);
+
 /* The copies queued run before the stream goes (the driver finishes
  * them), but nobody hears how they went. */
 CUresult fake_StreamDestroy(CUstream st)
@@ -1020,6 +1022,7 @@ CUresult fake_StreamDestroy(CUstream st)
 
 	if (res == CUDA_SUCCESS) {
 		fake_wait(st, ~0ULL);
+		fake_forget_stream(st);
 		st->used = 0;
 	}
 	return res;
@@ -1067,6 +1070,19 @@ CUresult fake_EventCreate(CUevent *ev, unsigned int flags)
 	return res;
 }
 
+/* Events recorded on st, which goes, wait for nothing more (its slot may
+ * serve another stream next). */
+static void fake_forget_stream(struct CUstream_st *st)
+{
+	int i;
+
+	pthread_mutex_lock(&fake_lock);
+	for (i = 0; i < FAKE_EVENTS; i++)
+		if (fake_events[i].st == st)
+			fake_events[i].st = NULL;
+	pthread_mutex_unlock(&fake_lock);
+}
+
 static CUresult fake_event_check(CUevent ev)
 {
 	if (!ev || !ev->used)
@@ -1108,7 +1124,7 @@ CUresult fake_EventSynchronize(CUevent ev)
 {
 	CUresult res = fake_event_check(ev);
 
-	if (res == CUDA_SUCCESS && ev->st && ev->st->used)
+	if (res == CUDA_SUCCESS && ev->st)
 		res = fake_wait(ev->st, ev->seq);
 	return res;
 }
