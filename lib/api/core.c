@@ -389,8 +389,6 @@ mapped:
 	r->map_type = got;
 	/* gdrmap_copy_*'s measurements are per mapping type. */
 	gdr_tunes_forget(r);
-	atomic_store_explicit(&r->small_below[0], 0, memory_order_relaxed);
-	atomic_store_explicit(&r->small_below[1], 0, memory_order_relaxed);
 	atomic_store_explicit(&r->map_va, (uintptr_t)p, memory_order_relaxed);
 	atomic_store_explicit(&r->map_len, len, memory_order_relaxed);
 	atomic_store_explicit(&r->copy, copy, memory_order_relaxed);

@@ -82,8 +82,6 @@ struct gdr_region *gdr_region_alloc(struct gdr *owner, gdr_mh_t *mh)
 	atomic_store_explicit(&r->map_va, 0, memory_order_relaxed);
 	atomic_store_explicit(&r->map_len, 0, memory_order_relaxed);
 	atomic_store_explicit(&r->copy, NULL, memory_order_relaxed);
-	atomic_store_explicit(&r->small_below[0], 0, memory_order_relaxed);
-	atomic_store_explicit(&r->small_below[1], 0, memory_order_relaxed);
 	atomic_store_explicit(&r->owner, owner, memory_order_relaxed);
 	s = atomic_load_explicit(&r->state, memory_order_relaxed);
 	atomic_store_explicit(&r->state, (s & ~0xffffffffULL) | REGION_LIVE,

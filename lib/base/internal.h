@@ -68,10 +68,11 @@ struct gdr {
  * never freed, so that a stale handle can be recognised (its generation
  * no longer matches) instead of being a dangling pointer.
  *
- * state, owner, map_va, map_len, copy and small_below are read without a
- * lock by the copy functions: map_va, map_len and copy are written before
- * state gains REGION_MAPPED (release) and are only trusted after state was
- * read with acquire.  Everything else belongs to the owner and is under its lock.
+ * state, owner, map_va, map_len, copy, small_below and map_classes are
+ * read without a lock by the copy functions: map_va, map_len and copy are
+ * written before state gains REGION_MAPPED (release) and are only trusted
+ * after state was read with acquire.  Everything else belongs to the
+ * owner and is under its lock.
  */
 struct gdr_region {
 	_Atomic uint64_t state;
@@ -83,6 +84,10 @@ struct gdr_region {
 	 * (the measurements' map_below, kept here beside copy so that the
 	 * small copies read one line of the region; 0: ask path_auto.c). */
 	_Atomic size_t small_below[2];
+	/* And the size classes below 64 KiB (bit c: 2^c to 2^(c+1) - 1
+	 * bytes) whose choice is the mapping, with a rival watched: inline
+	 * too, but for the copies the watch times (path_auto.c). */
+	_Atomic uint32_t map_classes[2];
 
 	uint32_t index;			/* slot in the table, fixed */
 	uint32_t next_free;		/* free list, under the table lock */
@@ -111,10 +116,15 @@ static inline void gdr_tunes_forget(struct gdr_region *r)
 {
 	int dir, kind;
 
-	for (dir = 0; dir < 2; dir++)
+	for (dir = 0; dir < 2; dir++) {
 		for (kind = 0; kind < GDR_HOST_KINDS; kind++)
 			atomic_store_explicit(&r->tune[dir][kind], NULL,
 					      memory_order_relaxed);
+		atomic_store_explicit(&r->small_below[dir], 0,
+				      memory_order_relaxed);
+		atomic_store_explicit(&r->map_classes[dir], 0,
+				      memory_order_relaxed);
+	}
 }
 
 /*

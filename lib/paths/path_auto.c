@@ -34,7 +34,11 @@
  * the mapping served at least GDR_MARGIN times faster than every other path
  * makes every smaller size a mapping copy, decided with one compare and
  * no clock read (the copy engine costs microseconds at any size); and a
- * class that DMA won by that margin makes every larger size DMA.
+ * class that DMA won by that margin makes every larger size DMA.  A class
+ * below KIND_FROM that the mapping won by less is copied inline as well
+ * (the region's map_classes), but for the one copy in GDR_WATCH_EVERY
+ * that the watch times: the way through the choice costs about 0.1 us,
+ * a tenth of a 16 KiB write through the mapping.
  *
  * DMA goes to the CUDA address of the pin, so it is taken only while the
  * memory there is the memory pinned: the buffer ID CUDA gives it (new for
@@ -78,6 +82,8 @@ uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
 			       uint64_t measured);
 uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
 				uint64_t measured);
+/* Tests count the copies that come to the choice (auto_copy). */
+void (*gdr_copy_chooser_seen)(size_t n, int to_gpu);
 
 /*
  * Whether to time this copy of a decided class: one in GDR_WATCH_EVERY,
@@ -208,6 +214,7 @@ struct job {
 	int to_gpu;
 	uint64_t gpu;			/* CUDA's address of map */
 	int asked;			/* at holds CUDA's word on gpu */
+	int watch_now;			/* time it: the watch sampled it */
 	struct gdr_cuda_ptr at;
 	const char *caller;
 };
@@ -342,6 +349,25 @@ static int decided(struct job *j, struct gdr_tune *t, size_t n, int *watch)
 	return p;
 }
 
+/*
+ * Whether the copies of class ci, with the host buffer's kind unknown, go
+ * inline (small_copy): they do while the mapping is the class's choice.
+ */
+static void note_map_class(struct job *j, int ci, int mapping)
+{
+	_Atomic uint32_t *m = &j->r->map_classes[j->to_gpu];
+	uint32_t bit = 1u << ci, was;
+
+	if (j->kind != GDR_HOST_ANY || ci >= 32)
+		return;
+	was = atomic_load_explicit(m, memory_order_relaxed);
+	/* Written only when it changes: the line is the small copies'. */
+	if (mapping && !(was & bit))
+		atomic_fetch_or_explicit(m, bit, memory_order_relaxed);
+	else if (!mapping && (was & bit))
+		atomic_fetch_and_explicit(m, ~bit, memory_order_relaxed);
+}
+
 __attribute__((noinline))
 static int auto_copy(struct job *j)
 {
@@ -358,8 +384,12 @@ static int auto_copy(struct job *j)
 				      atomic_load_explicit(&t->map_below,
 							   memory_order_relaxed),
 				      memory_order_relaxed);
+	if (gdr_copy_chooser_seen)
+		gdr_copy_chooser_seen(j->n, j->to_gpu);
 	p = decided(j, t, j->n, &watch);
-	if (p && (!watch || (j->n < WATCH_ALL_FROM && !watch_this())))
+	note_map_class(j, ci, p == GDRMAP_COPY_PATH_MAPPING);
+	if (p && (!watch || (!j->watch_now && j->n < WATCH_ALL_FROM &&
+			     !watch_this())))
 		return run_path(j, p);
 	if (p) {
 		ns = timed_run(j, p, gdr_copy_watch_cost);
@@ -405,10 +435,10 @@ static const char *why_not(const struct gdr_tune *t, int path, size_t n)
 }
 
 static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
-		    int to_gpu, int path, const char *caller)
+		    int to_gpu, int path, int watch_now, const char *caller)
 {
 	struct job j = { .map = map, .host = host, .n = n, .to_gpu = to_gpu,
-			 .caller = caller };
+			 .watch_now = watch_now, .caller = caller };
 	struct gdr_tune *t;
 	uint64_t s;
 
@@ -474,56 +504,73 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 
 /*
  * The sizes the mapping serves by far, inline: what gdr_copy_* do plus
- * one load and a compare, in the region's line they read anyway.
- * Everything else goes to copy_via.
+ * one load and a compare, in the region's line they read anyway; and
+ * those it serves as a watched choice, but for the copies the watch
+ * samples (*watch_now: then time it).  Everything else goes to copy_via.
  */
 static inline const struct gdr_copy_impl *small_copy(gdr_mh_t handle,
 						     const void *map,
-						     size_t n, int to_gpu)
+						     size_t n, int to_gpu,
+						     int *watch_now)
 {
 	struct gdr_region *r;
 	uintptr_t base;
 	uint64_t s;
 
+	*watch_now = 0;
 	r = gdr_copy_lookup(handle, map, n, &s, &base);
-	if (!r || (s & REGION_COPY_ONLY) ||
-	    n >= atomic_load_explicit(&r->small_below[to_gpu],
-				      memory_order_relaxed))
+	if (!r || (s & REGION_COPY_ONLY))
 		return NULL;
+	if (n >= atomic_load_explicit(&r->small_below[to_gpu],
+				      memory_order_relaxed)) {
+		if (n >= KIND_FROM || !n ||
+		    !(atomic_load_explicit(&r->map_classes[to_gpu],
+					   memory_order_relaxed) &
+		      (1u << size_class(n))))
+			return NULL;
+		if (watch_this()) {
+			*watch_now = 1;
+			return NULL;
+		}
+	}
 	return atomic_load_explicit(&r->copy, memory_order_relaxed);
 }
 
 GDR_API int gdrmap_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr,
 				   const void *h_ptr, size_t size)
 {
-	const struct gdr_copy_impl *c = small_copy(handle, map_d_ptr, size, 1);
+	int watch;
+	const struct gdr_copy_impl *c = small_copy(handle, map_d_ptr, size, 1,
+						   &watch);
 
 	if (__builtin_expect(c && h_ptr, 1)) {
 		c->to_mapping(map_d_ptr, h_ptr, size);
 		return 0;
 	}
 	return copy_via(handle, map_d_ptr, (void *)h_ptr, size, 1,
-			GDRMAP_COPY_PATH_AUTO, __func__);
+			GDRMAP_COPY_PATH_AUTO, watch, __func__);
 }
 
 GDR_API int gdrmap_copy_from_mapping(gdr_mh_t handle, void *h_ptr,
 				     const void *map_d_ptr, size_t size)
 {
-	const struct gdr_copy_impl *c = small_copy(handle, map_d_ptr, size, 0);
+	int watch;
+	const struct gdr_copy_impl *c = small_copy(handle, map_d_ptr, size, 0,
+						   &watch);
 
 	if (__builtin_expect(c && h_ptr, 1)) {
 		c->from_mapping(h_ptr, map_d_ptr, size);
 		return 0;
 	}
 	return copy_via(handle, (void *)map_d_ptr, h_ptr, size, 0,
-			GDRMAP_COPY_PATH_AUTO, __func__);
+			GDRMAP_COPY_PATH_AUTO, watch, __func__);
 }
 
 GDR_API int gdrmap_copy_to_mapping_via(gdr_mh_t handle, void *map_d_ptr,
 				       const void *h_ptr, size_t size,
 				       int path)
 {
-	return copy_via(handle, map_d_ptr, (void *)h_ptr, size, 1, path,
+	return copy_via(handle, map_d_ptr, (void *)h_ptr, size, 1, path, 0,
 			__func__);
 }
 
@@ -531,7 +578,7 @@ GDR_API int gdrmap_copy_from_mapping_via(gdr_mh_t handle, void *h_ptr,
 					 const void *map_d_ptr, size_t size,
 					 int path)
 {
-	return copy_via(handle, (void *)map_d_ptr, h_ptr, size, 0, path,
+	return copy_via(handle, (void *)map_d_ptr, h_ptr, size, 0, path, 0,
 			__func__);
 }
 

@@ -7,8 +7,10 @@
  * cost holds is never measured again; and a choice that looks slower at
  * every look is measured again at doubling intervals, a few times in
  * thousands of copies, never once per look.  Copies of 1 MiB and more,
- * too few for sampling, are each timed.  The data of every copy, watched
- * or not, is checked.
+ * too few for sampling, are each timed.  Copies below 64 KiB of a class
+ * the mapping won, not by far, go inline but for those the watch times,
+ * which still sees the mapping slow down.  The data of every copy,
+ * watched or not, is checked.
  *
  * The measuring copies' cost is a model (128 KiB reads: DMA 8 µs, the
  * mapping 11 µs, threads and the staged path hopeless); the watched
@@ -22,13 +24,15 @@
 
 #define AREA	(2UL << 20)
 #define N	(128UL << 10)
+#define SMALL	(16UL << 10)
 
 extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
 				      uint64_t measured);
 extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
 				       uint64_t measured);
+extern void (*gdr_copy_chooser_seen)(size_t n, int to_gpu);
 
-static uint64_t dma_ns = 8000;
+static uint64_t dma_ns = 8000, map_ns = 11000;
 static size_t slow_a, slow_b;	/* DMA of these sizes takes 16 µs */
 static int watch_factor = 1;
 static int measured[GDRMAP_COPY_PATH_STAGED + 1];
@@ -38,7 +42,7 @@ static uint64_t model(int path, size_t n)
 {
 	switch (path) {
 	case GDRMAP_COPY_PATH_MAPPING:
-		return 11000;
+		return map_ns;
 	case GDRMAP_COPY_PATH_DMA:
 		return n == slow_a || n == slow_b ? 16000 : dma_ns;
 	default:
@@ -58,6 +62,15 @@ static uint64_t watch_cost(int path, size_t n, int to_gpu, uint64_t ns)
 	(void)to_gpu, (void)ns;
 	watched++;
 	return model(path, n) * (uint64_t)watch_factor;
+}
+
+/* Copies of SMALL bytes that came to the choice, [to_gpu]. */
+static int seen_small[2];
+
+static void chooser_seen(size_t n, int to_gpu)
+{
+	if (n == SMALL)
+		seen_small[to_gpu != 0]++;
 }
 
 static int all_measured(void)
@@ -211,6 +224,85 @@ static void large(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	dma_ns = 8000;
 }
 
+/* times copies of SMALL bytes in direction to_gpu, the bytes checked. */
+static void small_copies(gdr_mh_t mh, char *map, CUdeviceptr gpu,
+			 int to_gpu, int times)
+{
+	static unsigned char buf[SMALL], back[SMALL];
+	static unsigned int seed = 100;
+	int k;
+
+	if (!to_gpu) {
+		checked_reads(mh, map, gpu, buf, SMALL, times);
+		return;
+	}
+	pattern(buf, SMALL, ++seed);
+	memset(back, POISON, SMALL);
+	CHECK(fake_gpu_rw(gpu, back, SMALL, 1) == 0, "poison the GPU side");
+	for (k = 0; k < times; k++)
+		LIB(gdrmap_copy_to_mapping(mh, map, buf, SMALL), 0);
+	memset(back, POISON, SMALL);
+	CHECK(fake_gpu_rw(gpu, back, SMALL, 0) == 0, "read the GPU side");
+	CHECK(memcmp(back, buf, SMALL) == 0, "%d writes of %lu B: bytes wrong",
+	      times, SMALL);
+}
+
+static int small_path(gdr_mh_t mh, int to_gpu)
+{
+	int got = -1;
+
+	CHECK_RET(gdrmap_copy_path(mh, to_gpu, SMALL, &got), 0);
+	return got;
+}
+
+/*
+ * Device 1 again: 16 KiB copies, the mapping (11 µs) chosen over DMA (13
+ * µs) but not by far, both ways.  Only the copies the watch times come to
+ * the choice; the rest go inline (the choice costs about 0.1 us a copy).
+ * The watch still sees the mapping grow slower, DMA takes over, and then
+ * every copy comes to the choice again.
+ */
+static void small_mapping(gdr_mh_t mh, char *map, CUdeviceptr gpu,
+			  void *arg)
+{
+	int dir, w, seen;
+	const char *way;
+
+	(void)arg;
+	dma_ns = 13000;
+	for (dir = 0; dir < 2; dir++) {
+		way = dir ? "writes" : "reads";
+		map_ns = 11000;
+		small_copies(mh, map, gpu, dir, 40);
+		CHECK(small_path(mh, dir) == GDRMAP_COPY_PATH_MAPPING,
+		      "16 KiB %s: the mapping is chosen over DMA: %d", way,
+		      small_path(mh, dir));
+		w = watched;
+		seen = seen_small[dir];
+		small_copies(mh, map, gpu, dir, 800);
+		/* One in GDR_WATCH_EVERY, at random: 100 of 800 +- 4 sd. */
+		CHECK(seen_small[dir] - seen >= 60 &&
+		      seen_small[dir] - seen <= 140,
+		      "16 KiB %s by the mapping: %d of 800 came to the choice, not about one in %d",
+		      way, seen_small[dir] - seen, GDR_WATCH_EVERY);
+		CHECK(watched - w == seen_small[dir] - seen,
+		      "16 KiB %s: each of them timed by the watch (%d of %d)",
+		      way, watched - w, seen_small[dir] - seen);
+		map_ns = 20000;
+		small_copies(mh, map, gpu, dir, 3 * GDR_WATCH_EVERY * GDR_WATCH);
+		CHECK(small_path(mh, dir) == GDRMAP_COPY_PATH_DMA,
+		      "16 KiB %s: DMA takes over from the mapping grown slower: %d",
+		      way, small_path(mh, dir));
+		seen = seen_small[dir];
+		small_copies(mh, map, gpu, dir, 100);
+		CHECK(seen_small[dir] - seen == 100,
+		      "16 KiB %s by DMA: every copy comes to the choice (%d of 100)",
+		      way, seen_small[dir] - seen);
+	}
+	map_ns = 11000;
+	dma_ns = 8000;
+}
+
 /* Device 2: alternating pairs. */
 static void alternating(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 {
@@ -229,12 +321,14 @@ int main(int argc, char **argv)
 	gdr_cuda_use_syms(&fake_syms);
 	gdr_copy_auto_cost = measure_cost;
 	gdr_copy_watch_cost = watch_cost;
+	gdr_copy_chooser_seen = chooser_seen;
 	g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why), &err);
 	CHECK(g != NULL, "dmabuf opens: %s", why);
 	if (!g)
 		return test_done();
 	on_mapped(g, 0, AREA, drift, NULL);
 	on_mapped(g, 1, AREA, backoff, NULL);
+	on_mapped(g, 1, AREA, small_mapping, NULL);
 	on_mapped(g, 2, AREA, alternating, NULL);
 	on_mapped(g, 2, AREA, large, NULL);
 	CHECK_RET(gdr_close(g), 0);
