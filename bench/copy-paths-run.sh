@@ -38,8 +38,9 @@
 # How p50 is had: every copy is one call timed on its own (CLOCK_MONOTONIC
 # around the call, ~30 ns of clock included).  Per size and method up to
 # ITERS calls, fewer for large sizes: at most 256 MiB written or 64 MiB
-# read per size and method, never fewer than 10 (so 10 calls at 32 and
-# 64 MiB).  p50 is the nearest-rank median.  gdrmap_copy_* is first
+# read per size and method, never fewer than 20 (so 20 calls for reads
+# from 4 MiB, for writes from 16 MiB).  p50 is the nearest-rank median.
+# gdrmap_copy_* is first
 # called until the library has chosen the size's path for the buffer's
 # kind, so its own measuring copies are not in the figures.
 # Expected time on an H200 (an estimate from the byte counts above and
