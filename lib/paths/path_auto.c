@@ -35,10 +35,11 @@
  * makes every smaller size a mapping copy, decided with one compare and
  * no clock read (the copy engine costs microseconds at any size); and a
  * class that DMA won by that margin makes every larger size DMA.  A class
- * below KIND_FROM that the mapping won by less is copied inline as well
- * (the region's map_classes), but for the one copy in GDR_WATCH_EVERY
- * that the watch times: the way through the choice costs about 0.1 us,
- * a tenth of a 16 KiB write through the mapping.
+ * below KIND_FROM that the mapping won by less goes to the mapping as
+ * soon as copy_via has found the region (its map_classes), but for the
+ * one copy in GDR_WATCH_EVERY that the watch times: the way through the
+ * choice costs about 0.1 us, a tenth of a 16 KiB write through the
+ * mapping.
  *
  * DMA goes to the CUDA address of the pin, so it is taken only while the
  * memory there is the memory pinned: the buffer ID CUDA gives it (new for
@@ -434,11 +435,28 @@ static const char *why_not(const struct gdr_tune *t, int path, size_t n)
 	return "CUDA does not know the memory under the pin (not loaded, freed since it was pinned, or another process's)";
 }
 
+/*
+ * Whether a copy of n bytes of r is of a class the mapping serves as a
+ * watched choice (below KIND_FROM), and not one the watch samples
+ * (*watch_now: then auto_copy times it).
+ */
+static int watched_map_class(struct gdr_region *r, size_t n, int to_gpu,
+			     int *watch_now)
+{
+	if (n >= KIND_FROM ||
+	    !(atomic_load_explicit(&r->map_classes[to_gpu],
+				   memory_order_relaxed) &
+	      (1u << size_class(n))))
+		return 0;
+	*watch_now = watch_this();
+	return !*watch_now;
+}
+
 static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
-		    int to_gpu, int path, int watch_now, const char *caller)
+		    int to_gpu, int path, const char *caller)
 {
 	struct job j = { .map = map, .host = host, .n = n, .to_gpu = to_gpu,
-			 .watch_now = watch_now, .caller = caller };
+			 .caller = caller };
 	struct gdr_tune *t;
 	uint64_t s;
 
@@ -459,6 +477,17 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 							 host, n) :
 				gdr_copy_only_from_mapping(j.r, j.base, host,
 							   map, n);
+	}
+	if (path == GDRMAP_COPY_PATH_AUTO &&
+	    watched_map_class(j.r, n, to_gpu, &j.watch_now)) {
+		const struct gdr_copy_impl *copy =
+			atomic_load_explicit(&j.r->copy, memory_order_relaxed);
+
+		if (to_gpu)
+			copy->to_mapping(map, host, n);
+		else
+			copy->from_mapping(host, map, n);
+		return 0;
 	}
 	j.kind = host_kind(host, n);
 	if (__builtin_expect(path == GDRMAP_COPY_PATH_AUTO, 1)) {
@@ -504,73 +533,56 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 
 /*
  * The sizes the mapping serves by far, inline: what gdr_copy_* do plus
- * one load and a compare, in the region's line they read anyway; and
- * those it serves as a watched choice, but for the copies the watch
- * samples (*watch_now: then time it).  Everything else goes to copy_via.
+ * one load and a compare, in the region's line they read anyway.
+ * Everything else goes to copy_via.
  */
 static inline const struct gdr_copy_impl *small_copy(gdr_mh_t handle,
 						     const void *map,
-						     size_t n, int to_gpu,
-						     int *watch_now)
+						     size_t n, int to_gpu)
 {
 	struct gdr_region *r;
 	uintptr_t base;
 	uint64_t s;
 
-	*watch_now = 0;
 	r = gdr_copy_lookup(handle, map, n, &s, &base);
-	if (!r || (s & REGION_COPY_ONLY))
+	if (!r || (s & REGION_COPY_ONLY) ||
+	    n >= atomic_load_explicit(&r->small_below[to_gpu],
+				      memory_order_relaxed))
 		return NULL;
-	if (n >= atomic_load_explicit(&r->small_below[to_gpu],
-				      memory_order_relaxed)) {
-		if (n >= KIND_FROM || !n ||
-		    !(atomic_load_explicit(&r->map_classes[to_gpu],
-					   memory_order_relaxed) &
-		      (1u << size_class(n))))
-			return NULL;
-		if (watch_this()) {
-			*watch_now = 1;
-			return NULL;
-		}
-	}
 	return atomic_load_explicit(&r->copy, memory_order_relaxed);
 }
 
 GDR_API int gdrmap_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr,
 				   const void *h_ptr, size_t size)
 {
-	int watch;
-	const struct gdr_copy_impl *c = small_copy(handle, map_d_ptr, size, 1,
-						   &watch);
+	const struct gdr_copy_impl *c = small_copy(handle, map_d_ptr, size, 1);
 
 	if (__builtin_expect(c && h_ptr, 1)) {
 		c->to_mapping(map_d_ptr, h_ptr, size);
 		return 0;
 	}
 	return copy_via(handle, map_d_ptr, (void *)h_ptr, size, 1,
-			GDRMAP_COPY_PATH_AUTO, watch, __func__);
+			GDRMAP_COPY_PATH_AUTO, __func__);
 }
 
 GDR_API int gdrmap_copy_from_mapping(gdr_mh_t handle, void *h_ptr,
 				     const void *map_d_ptr, size_t size)
 {
-	int watch;
-	const struct gdr_copy_impl *c = small_copy(handle, map_d_ptr, size, 0,
-						   &watch);
+	const struct gdr_copy_impl *c = small_copy(handle, map_d_ptr, size, 0);
 
 	if (__builtin_expect(c && h_ptr, 1)) {
 		c->from_mapping(h_ptr, map_d_ptr, size);
 		return 0;
 	}
 	return copy_via(handle, (void *)map_d_ptr, h_ptr, size, 0,
-			GDRMAP_COPY_PATH_AUTO, watch, __func__);
+			GDRMAP_COPY_PATH_AUTO, __func__);
 }
 
 GDR_API int gdrmap_copy_to_mapping_via(gdr_mh_t handle, void *map_d_ptr,
 				       const void *h_ptr, size_t size,
 				       int path)
 {
-	return copy_via(handle, map_d_ptr, (void *)h_ptr, size, 1, path, 0,
+	return copy_via(handle, map_d_ptr, (void *)h_ptr, size, 1, path,
 			__func__);
 }
 
@@ -578,7 +590,7 @@ GDR_API int gdrmap_copy_from_mapping_via(gdr_mh_t handle, void *h_ptr,
 					 const void *map_d_ptr, size_t size,
 					 int path)
 {
-	return copy_via(handle, (void *)map_d_ptr, h_ptr, size, 0, path, 0,
+	return copy_via(handle, (void *)map_d_ptr, h_ptr, size, 0, path,
 			__func__);
 }
 

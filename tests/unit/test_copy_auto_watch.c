@@ -258,7 +258,8 @@ static int small_path(gdr_mh_t mh, int to_gpu)
 /*
  * Device 1 again: 16 KiB copies, the mapping (11 µs) chosen over DMA (13
  * µs) but not by far, both ways.  Only the copies the watch times come to
- * the choice; the rest go inline (the choice costs about 0.1 us a copy).
+ * the choice; the rest go straight to the mapping (the choice costs about
+ * 0.1 us a copy).
  * The watch still sees the mapping grow slower, DMA takes over, and then
  * every copy comes to the choice again.
  */
