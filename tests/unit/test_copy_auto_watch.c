@@ -9,8 +9,9 @@
  * thousands of copies, never once per look.  Copies of 1 MiB and more,
  * too few for sampling, are each timed.  Copies below 64 KiB of a class
  * the mapping won, not by far, go inline but for those the watch times,
- * which still sees the mapping slow down.  The data of every copy,
- * watched or not, is checked.
+ * which still sees the mapping slow down.  A class measured again
+ * measures its choice and the rival only, never a path that lost by far.
+ * The data of every copy, watched or not, is checked.
  *
  * The measuring copies' cost is a model (128 KiB reads: DMA 8 µs, the
  * mapping 11 µs, threads and the staged path hopeless); the watched
@@ -31,6 +32,7 @@ extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
 extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
 				       uint64_t measured);
 extern void (*gdr_copy_chooser_seen)(size_t n, int to_gpu);
+int gdr_threads_helpers(void);
 
 static uint64_t dma_ns = 8000, map_ns = 11000;
 static size_t slow_a, slow_b;	/* DMA of these sizes takes 16 µs */
@@ -106,7 +108,7 @@ static int path_now(gdr_mh_t mh)
 /* Device 0: a steady choice, then its path slows down. */
 static void drift(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 {
-	int before, w;
+	int before, w, threads, mapping;
 
 	(void)arg;
 	reads(mh, map, gpu, 40);
@@ -128,10 +130,21 @@ static void drift(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	 * quarter, but not twice it (not a win by far). */
 	dma_ns = 16000;
 	before = all_measured();
+	threads = measured[GDRMAP_COPY_PATH_THREADS];
+	mapping = measured[GDRMAP_COPY_PATH_MAPPING];
 	reads(mh, map, gpu, 3 * GDR_WATCH_EVERY * GDR_WATCH);
 	CHECK(all_measured() > before,
 	      "the slower choice is measured again within %d copies",
 	      3 * GDR_WATCH_EVERY * GDR_WATCH);
+	CHECK(measured[GDRMAP_COPY_PATH_MAPPING] > mapping,
+	      "measured again, the rival (the mapping) is measured too");
+	/* Threads (200 µs) lost by far at the choice: a 128 KiB copy by
+	 * them would cost the caller 25 times a DMA's. */
+	CHECK(gdr_threads_helpers() == 0 || threads > 0,
+	      "threads were measured at the choice (%d copies)", threads);
+	CHECK(measured[GDRMAP_COPY_PATH_THREADS] == threads,
+	      "measured again, threads, which lost by far, are not (%d copies)",
+	      measured[GDRMAP_COPY_PATH_THREADS] - threads);
 	CHECK(path_now(mh) == GDRMAP_COPY_PATH_MAPPING,
 	      "the mapping takes over from DMA: %d", path_now(mh));
 	/* And back: DMA fast again, the mapping now the choice. */
