@@ -26,9 +26,8 @@ __cuda_array_interface__ (no copy).  Each cell is timed call by call for
 about SECONDS (default 0.1) after a warm-up (which also lets the library
 finish timing its paths for that size and kind), all cells of a size and
 kind interleaved: rounds in a shuffled order, each cell's turn in a
-round one untimed call and one timed, as `gdrmap copylat --paths` times
-them (--one-call: one timed call per turn, which then follows another
-cell's call); p50 in microseconds and GB/s.  After each size the bytes are checked both
+round one timed call (--paired: an untimed call, then a timed one, as
+`gdrmap copylat --paths` times them); p50 in microseconds and GB/s.  After each size the bytes are checked both
 ways through the same host buffer, by the path Mapping takes.
 
 The targets, in the summary lines: from the pinned tensor, Mapping's p50
@@ -36,7 +35,7 @@ at most 1.1x PyTorch's copy_(non_blocking=True) + synchronize at every
 size; from and to pageable memory at 4 MiB and above, at least 2x
 PyTorch's throughput from the same buffer.
 
-usage: python_copy.py OUTDIR [SECONDS] [--one-call]  (from the top of the tree; not
+usage: python_copy.py OUTDIR [SECONDS] [--paired]  (from the top of the tree; not
 pinned: the threads and staged paths use the process's other CPUs).
 Writes OUTDIR/python_copy.json and .txt.  About 3 x 10 sizes x 12 cells
 x SECONDS per GPU, plus the warm-ups and the checks: under a minute per
@@ -60,8 +59,8 @@ try:
 except ImportError:	# the numpy kind is then left out
     numpy = None
 
-ONE_CALL = "--one-call" in sys.argv[1:]
-args = [a for a in sys.argv[1:] if a != "--one-call"]
+PAIRED = "--paired" in sys.argv[1:]
+args = [a for a in sys.argv[1:] if a != "--paired"]
 out_dir = args[0]
 SECONDS = float(args[1]) if len(args) > 1 else 0.1
 SIZES = [8, 64, 512, 4 << 10, 32 << 10, 256 << 10, 1 << 20, 4 << 20,
@@ -79,17 +78,17 @@ shuffle = random.Random(1).shuffle
 def timed_together(cells):
     """Time every fn of cells ({name: fn}) call by call, interleaved: each
     cell takes a turn per round, in an order shuffled anew each round, so
-    that drift (clocks, the copy engines' state) hits them all alike; in a
-    fixed rotation each cell would always follow the same one.  A turn is
-    an untimed call and a timed one, so that every timed call follows one
-    of its own, as in a run of it alone: what another cell leaves behind
-    (posted writes through the mapping still draining, the host buffer
-    dirty in other cores' caches, helper threads gone to sleep during a
-    slow cell) would otherwise be charged to whichever cell came next.
-    Measured on an H200: a 4 MiB staged read took 140-180 us after one
-    of its own, 200-250 after a 1 ms sleep and 280-320 after a threaded
-    read of the same buffer.  With ONE_CALL, one timed call per turn.
-    Rounds for about SECONDS per cell, at least 5, at most 20000."""
+    that drift (clocks, the copy engines' state) and what ran just before
+    hit them all alike; in a fixed rotation each cell would always follow
+    the same one.  A turn is one timed call, which pays for what the cell
+    before it left behind: posted writes through the mapping still
+    draining, the host buffer dirty in other cores' caches, helper threads
+    gone to sleep during a slow cell.  Measured on an H200, a 4 MiB staged
+    read took 140-180 us after one of its own, 200-250 after a 1 ms sleep
+    and 280-320 after a threaded read of the same buffer.  With PAIRED, a
+    turn is an untimed call and a timed one, so that every timed call
+    follows one of its own, as copylat --paths times them.  Rounds for
+    about SECONDS per cell, at least 5, at most 20000."""
     fns = list(cells.items())
     for _, fn in fns:
         for _ in range(5):
@@ -104,7 +103,7 @@ def timed_together(cells):
         while r < 5 or (clock() < end and r < 20000):
             shuffle(order)
             for j in order:
-                if not ONE_CALL:
+                if PAIRED:
                     fns[j][1]()
                 t0 = clock()
                 fns[j][1]()
@@ -326,7 +325,7 @@ results = {"machine": {
     "library_has_gdrmap_copy_path_host":
         lib.gdrmap_copy_path_host is not None,
     "commit": os.environ.get("GDRMAP_COMMIT"), "seconds_per_cell": SECONDS,
-    "turn": "one call" if ONE_CALL else "an untimed call, then a timed one",
+    "turn": "an untimed call, then a timed one" if PAIRED else "one call",
 }, "devices": {}}
 for dev in range(torch.cuda.device_count()):
     results["devices"][str(dev)] = run_device(dev)
