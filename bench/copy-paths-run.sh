@@ -40,15 +40,13 @@
 # ITERS calls, fewer for large sizes: at most 256 MiB written or 64 MiB
 # read per size and method, never fewer than 20 (so 20 calls for reads
 # from 4 MiB, for writes from 16 MiB).  p50 is the nearest-rank median.
-# gdrmap_copy_* is first
-# called until the library has chosen the size's path for the buffer's
-# kind, so its own measuring copies are not in the figures.
-# Expected time on an H200 (an estimate from the byte counts above and
-# the rates measured before the staged path, not yet timed): 15-25 s per
-# copylat run, most of it reads through the mapping at ~1 GB/s and
-# checking 32 and 64 MiB of every path byte by byte; nine runs and
-# copybw, about 3-4 minutes in all, build included.  Each run is cut off
-# at 90 s.
+# gdrmap_copy_* is first called until the library has chosen the size's
+# path for the buffer's kind, so its own measuring copies are not in the
+# figures.
+# Time on an H200 (2026-12-02, ITERS=200): 27-41 s per copylat run, most
+# of it reads through the mapping at ~1 GB/s and checking 32 and 64 MiB
+# of every path byte by byte; nine runs and copybw, 280-310 s in all,
+# build included.  Each run is cut off at 90 s.
 set -u
 out=${1:?usage: $0 OUTDIR}
 build=${BUILD:-/tmp/gdrmap-paths-build}
