@@ -41,11 +41,8 @@
  * choice costs about 0.1 us, a tenth of a 16 KiB write through the
  * mapping.
  *
- * DMA goes to the CUDA address of the pin, so it is taken only while the
- * memory there is the memory pinned: the buffer ID CUDA gives it (new for
- * every allocation and every cuMemMap, never reused) still matches.  A
- * pin whose memory was freed keeps the mapping path, which still reaches
- * the pinned pages.
+ * What each path needs to serve a copy, and the copy by it, are in
+ * path_run.c.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -62,9 +59,9 @@
 #include "isa/copy.h"
 #include "now_ns.h"
 #include "path_choose.h"
+#include "path_run.h"
 #include "threads.h"
 
-#define ID_NONE	(~0ULL)
 /* From this size on, copies are measured per kind of host buffer. */
 #define KIND_FROM	(64UL << 10)
 /*
@@ -167,12 +164,6 @@ static int host_kind(const void *host, size_t n)
 						GDR_HOST_PAGEABLE;
 }
 
-/* What host_kind found, for gdr_dma: 1 pinned, 0 not, -1 not asked. */
-static int host_pinned(int kind)
-{
-	return kind == GDR_HOST_ANY ? -1 : kind == GDR_HOST_PINNED;
-}
-
 /*
  * The measurements for r's mapping in one direction and for one kind of
  * host buffer, made on first use, when r's memory is also looked up: its
@@ -195,7 +186,7 @@ static struct gdr_tune *tune_of(struct gdr_region *r, int to_gpu, int kind)
 		id = p.buffer_id;
 		if (r->buffer_id && r->buffer_id != id)
 			id = 0;		/* freed since it was pinned */
-		atomic_store_explicit(&r->dma_id, id ? id : ID_NONE,
+		atomic_store_explicit(&r->dma_id, id ? id : GDR_NO_DMA_ID,
 				      memory_order_relaxed);
 	}
 	t = tune_find(p.dev, r->map_type, to_gpu, kind);
@@ -205,117 +196,17 @@ static struct gdr_tune *tune_of(struct gdr_region *r, int to_gpu, int kind)
 	return t;
 }
 
-struct job {
-	struct gdr_region *r;
-	int kind;			/* of the host buffer, HOST_* */
-	uintptr_t base;
-	void *map;
-	void *host;
-	size_t n;
-	int to_gpu;
-	uint64_t gpu;			/* CUDA's address of map */
-	int asked;			/* at holds CUDA's word on gpu */
-	int watch_now;			/* time it: the watch sampled it */
-	struct gdr_cuda_ptr at;
-	const char *caller;
-};
-
-/*
- * May DMA serve j now: is the memory at its region's address the one
- * pinned?  Asked of the copy's own address, once a copy (j->at, which the
- * DMA goes on to use); a region over several allocations whose copy is
- * not in the one its address starts needs a second question.
- */
-static int dma_usable(struct job *j, const struct gdr_tune *t)
-{
-	struct gdr_region *r = j->r;
-	unsigned long long id = atomic_load_explicit(&r->dma_id,
-						     memory_order_relaxed);
-	struct gdr_cuda_ptr first;
-
-	if (t->dev < 0 || !id || id == ID_NONE)
-		return 0;
-	if (!j->asked) {
-		gdr_cuda_pointer(j->gpu, &j->at);
-		j->asked = 1;
-	}
-	if (r->addr - j->at.start < j->at.size)
-		return j->at.buffer_id == id;
-	gdr_cuda_pointer(r->addr, &first);
-	return first.buffer_id == id;
-}
-
-/* Can path p serve a copy of n bytes of j's region in t's direction? */
-static int path_possible(struct job *j, const struct gdr_tune *t, int p,
-			 size_t n)
-{
-	switch (p) {
-	case GDRMAP_COPY_PATH_MAPPING:
-		return 1;
-	case GDRMAP_COPY_PATH_THREADS:
-		/* Smaller copies are not split: no helper threads for them. */
-		return n >= GDR_THREADS_MIN && gdr_threads_helpers() > 0;
-	case GDRMAP_COPY_PATH_DMA:
-		return dma_usable(j, t);
-	case GDRMAP_COPY_PATH_STAGED:
-		/* Pinned memory goes straight: staging would only add a copy. */
-		return t->kind == GDR_HOST_PAGEABLE && n >= GDR_STAGE_MIN &&
-		       gdr_threads_helpers() > 0 && dma_usable(j, t);
-	default:
-		return 0;
-	}
-}
-
-/*
- * One copy by path p.  A threaded copy that finds the helpers busy, and
- * a DMA that fails, fall back to the mapping: the copy is made anyway.
- */
-static int run_path(const struct job *j, int p)
-{
-	const struct gdr_copy_impl *copy =
-		atomic_load_explicit(&j->r->copy, memory_order_relaxed);
-	const struct gdr_cuda_ptr *at = j->asked ? &j->at : NULL;
-
-	if (p == GDRMAP_COPY_PATH_DMA &&
-	    !gdr_dma(j->gpu, j->host, j->n, j->to_gpu, host_pinned(j->kind),
-		     at, j->caller))
-		return 0;
-	if (p == GDRMAP_COPY_PATH_STAGED &&
-	    !gdr_dma_staged(j->gpu, j->host, j->n, j->to_gpu, at, j->caller))
-		return 0;
-	if (p == GDRMAP_COPY_PATH_THREADS &&
-	    !(j->to_gpu ?
-	      gdr_threads_copy(copy->to_mapping, j->map, j->host, j->n, 1) :
-	      gdr_threads_copy(copy->from_mapping, j->host, j->map, j->n, 0)))
-		return 0;
-	if (j->to_gpu)
-		copy->to_mapping(j->map, j->host, j->n);
-	else
-		copy->from_mapping(j->host, j->map, j->n);
-	return 0;
-}
-
-static int possible_paths(struct job *j, const struct gdr_tune *t, size_t n)
-{
-	int p, bits = 0;
-
-	for (p = 1; p < GDR_NPATH; p++)
-		if (path_possible(j, t, p, n))
-			bits |= 1 << p;
-	return bits;
-}
-
 /*
  * One copy by path p, timed: the clock's word, or what the test's cost
  * hook makes of it.
  */
-static uint64_t timed_run(const struct job *j, int p,
+static uint64_t timed_run(const struct gdr_job *j, int p,
 			  uint64_t (*cost)(int path, size_t n, int to_gpu,
 					   uint64_t measured))
 {
 	uint64_t ns = now_ns();
 
-	run_path(j, p);
+	gdr_job_run(j, p);
 	ns = now_ns() - ns;
 	return cost ? cost(p, j->n, j->to_gpu, ns) : ns;
 }
@@ -327,24 +218,24 @@ static uint64_t timed_run(const struct job *j, int p,
  * use a timed copy of the answer (the class's own choice, with a rival
  * to lose to); no other copy is worth a clock read.
  */
-static int decided(struct job *j, struct gdr_tune *t, size_t n, int *watch)
+static int decided(struct gdr_job *j, struct gdr_tune *t, size_t n, int *watch)
 {
 	struct gdr_tune_class *c = &t->c[size_class(n)];
 	int p;
 
 	*watch = 0;
 	if (t->forced)
-		return path_possible(j, t, t->forced, n) ?
+		return gdr_job_possible(j, t, t->forced, n) ?
 		       t->forced : GDRMAP_COPY_PATH_MAPPING;
 	if (n < atomic_load_explicit(&t->map_below, memory_order_relaxed))
 		return GDRMAP_COPY_PATH_MAPPING;
 	if (n >= atomic_load_explicit(&t->dma_from, memory_order_relaxed))
-		return dma_usable(j, t) ? GDRMAP_COPY_PATH_DMA :
+		return gdr_job_dma_usable(j, t) ? GDRMAP_COPY_PATH_DMA :
 					  GDRMAP_COPY_PATH_MAPPING;
 	p = atomic_load_explicit(&c->path, memory_order_acquire);
 	/* The memory pinned is gone: only the mapping still reaches it. */
 	if ((p == GDRMAP_COPY_PATH_DMA || p == GDRMAP_COPY_PATH_STAGED) &&
-	    !dma_usable(j, t))
+	    !gdr_job_dma_usable(j, t))
 		return GDRMAP_COPY_PATH_MAPPING;
 	*watch = p && atomic_load_explicit(&c->rival, memory_order_relaxed);
 	return p;
@@ -354,7 +245,7 @@ static int decided(struct job *j, struct gdr_tune *t, size_t n, int *watch)
  * Whether the copies of class ci, with the host buffer's kind unknown, go
  * inline (small_copy): they do while the mapping is the class's choice.
  */
-static void note_map_class(struct job *j, int ci, int mapping)
+static void note_map_class(struct gdr_job *j, int ci, int mapping)
 {
 	_Atomic uint32_t *m = &j->r->map_classes[j->to_gpu];
 	uint32_t bit = 1u << ci, was;
@@ -370,14 +261,14 @@ static void note_map_class(struct job *j, int ci, int mapping)
 }
 
 __attribute__((noinline))
-static int auto_copy(struct job *j)
+static int auto_copy(struct gdr_job *j)
 {
 	struct gdr_tune *t = tune_of(j->r, j->to_gpu, j->kind);
 	int ci = size_class(j->n), p, possible, warm, watch;
 	uint64_t ns;
 
 	if (!t)
-		return run_path(j, GDRMAP_COPY_PATH_MAPPING);
+		return gdr_job_run(j, GDRMAP_COPY_PATH_MAPPING);
 	/* What the small copies compare with, as far as measured now (the
 	 * kinds' own tunes measure no class below KIND_FROM). */
 	if (j->kind == GDR_HOST_ANY)
@@ -391,7 +282,7 @@ static int auto_copy(struct job *j)
 	note_map_class(j, ci, p == GDRMAP_COPY_PATH_MAPPING);
 	if (p && (!watch || (!j->watch_now && j->n < WATCH_ALL_FROM &&
 			     !watch_this())))
-		return run_path(j, p);
+		return gdr_job_run(j, p);
 	if (p) {
 		ns = timed_run(j, p, gdr_copy_watch_cost);
 		/* A busy lock: another thread records; this one is skipped. */
@@ -401,14 +292,14 @@ static int auto_copy(struct job *j)
 		}
 		return 0;
 	}
-	possible = possible_paths(j, t, j->n);
+	possible = gdr_job_possible_paths(j, t, j->n);
 	pthread_mutex_lock(&t->lock);
 	p = gdr_choose_next(t, ci, possible);
 	warm = !t->c[ci].reopened;
 	pthread_mutex_unlock(&t->lock);
 	if (!p) {
 		p = decided(j, t, j->n, &watch);
-		return run_path(j, p ? p : GDRMAP_COPY_PATH_MAPPING);
+		return gdr_job_run(j, p ? p : GDRMAP_COPY_PATH_MAPPING);
 	}
 	/* Helpers are woken for a class's first measuring only (the top
 	 * of this file says why). */
@@ -419,20 +310,6 @@ static int auto_copy(struct job *j)
 	gdr_choose_record(t, ci, p, ns, possible);
 	pthread_mutex_unlock(&t->lock);
 	return 0;
-}
-
-/* Why path cannot serve n bytes with t (path_possible said no). */
-static const char *why_not(const struct gdr_tune *t, int path, size_t n)
-{
-	if ((path == GDRMAP_COPY_PATH_THREADS && n < GDR_THREADS_MIN) ||
-	    (path == GDRMAP_COPY_PATH_STAGED && n < GDR_STAGE_MIN))
-		return "the copy is too small to split";
-	if (path == GDRMAP_COPY_PATH_STAGED && t->kind != GDR_HOST_PAGEABLE)
-		return "the host buffer is pinned by CUDA: the dma path copies it straight";
-	if ((path == GDRMAP_COPY_PATH_THREADS ||
-	     path == GDRMAP_COPY_PATH_STAGED) && !gdr_threads_helpers())
-		return "this thread may run on one CPU only, or GDRMAP_COPY_THREADS=0: no helper threads";
-	return "CUDA does not know the memory under the pin (not loaded, freed since it was pinned, or another process's)";
 }
 
 /*
@@ -455,7 +332,7 @@ static int watched_map_class(struct gdr_region *r, size_t n, int to_gpu,
 static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 		    int to_gpu, int path, const char *caller)
 {
-	struct job j = { .map = map, .host = host, .n = n, .to_gpu = to_gpu,
+	struct gdr_job j = { .map = map, .host = host, .n = n, .to_gpu = to_gpu,
 			 .caller = caller };
 	struct gdr_tune *t;
 	uint64_t s;
@@ -501,7 +378,7 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 			atomic_store_explicit(&j.r->small_below[to_gpu], below,
 					      memory_order_relaxed);
 			if (n < below)
-				return run_path(&j, GDRMAP_COPY_PATH_MAPPING);
+				return gdr_job_run(&j, GDRMAP_COPY_PATH_MAPPING);
 		}
 		return auto_copy(&j);
 	}
@@ -515,20 +392,20 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 		gdr_err("%s: out of memory", caller);
 		return ENOMEM;
 	}
-	if (!path_possible(&j, t, path, n)) {
+	if (!gdr_job_possible(&j, t, path, n)) {
 		gdr_err("%s: the %s path cannot serve this copy of handle 0x%lx: %s",
 			caller, gdr_copy_path_names[path], handle.h,
-			why_not(t, path, n));
+			gdr_job_why_not(t, path, n));
 		return EOPNOTSUPP;
 	}
-	/* path_possible asked CUDA about j.gpu for these two. */
+	/* gdr_job_possible asked CUDA about j.gpu for these two. */
 	if (path == GDRMAP_COPY_PATH_DMA)
-		return gdr_dma(j.gpu, host, n, to_gpu, host_pinned(j.kind),
+		return gdr_dma(j.gpu, host, n, to_gpu, gdr_job_host_pinned(j.kind),
 			       j.asked ? &j.at : NULL, caller);
 	if (path == GDRMAP_COPY_PATH_STAGED)
 		return gdr_dma_staged(j.gpu, host, n, to_gpu,
 				      j.asked ? &j.at : NULL, caller);
-	return run_path(&j, path);
+	return gdr_job_run(&j, path);
 }
 
 /*
@@ -597,7 +474,7 @@ GDR_API int gdrmap_copy_from_mapping_via(gdr_mh_t handle, void *h_ptr,
 static int copy_path(gdr_mh_t handle, int to_mapping, int kind, size_t size,
 		     int *path)
 {
-	struct job j = { 0 };
+	struct gdr_job j = { 0 };
 	struct gdr_region *r;
 	struct gdr_tune *t;
 	uint64_t s;
