@@ -4,7 +4,8 @@
 # the one checker, which the builds of gdrdrv and nvsim run too); no
 # source or test file past 600 lines unless tests/tree/long-files says
 # why; no citation of a document outside the tree, nor of an issue number
-# in the code.
+# in the code; gdrmap_copy_*'s inline path as short as gdr_copy_*'s in
+# the built library.
 
 TREE_TESTS := $(sort $(wildcard tests/tree/test_*))
 
