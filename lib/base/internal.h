@@ -85,8 +85,9 @@ struct gdr_region {
 	 * small copies read one line of the region; 0: ask path_auto.c). */
 	_Atomic size_t small_below[2];
 	/* And the size classes below 64 KiB (bit c: 2^c to 2^(c+1) - 1
-	 * bytes) whose choice is the mapping, with a rival watched: inline
-	 * too, but for the copies the watch times (path_auto.c). */
+	 * bytes) whose choice is the mapping, with a rival watched: copied
+	 * as soon as copy_via has found the region, but for the copies the
+	 * watch times (path_auto.c). */
 	_Atomic uint32_t map_classes[2];
 
 	uint32_t index;			/* slot in the table, fixed */

@@ -218,7 +218,8 @@ static uint64_t timed_run(const struct gdr_job *j, int p,
  * use a timed copy of the answer (the class's own choice, with a rival
  * to lose to); no other copy is worth a clock read.
  */
-static int decided(struct gdr_job *j, struct gdr_tune *t, size_t n, int *watch)
+static int decided(struct gdr_job *j, struct gdr_tune *t, size_t n,
+		   int *watch)
 {
 	struct gdr_tune_class *c = &t->c[size_class(n)];
 	int p;
@@ -231,7 +232,7 @@ static int decided(struct gdr_job *j, struct gdr_tune *t, size_t n, int *watch)
 		return GDRMAP_COPY_PATH_MAPPING;
 	if (n >= atomic_load_explicit(&t->dma_from, memory_order_relaxed))
 		return gdr_job_dma_usable(j, t) ? GDRMAP_COPY_PATH_DMA :
-					  GDRMAP_COPY_PATH_MAPPING;
+						  GDRMAP_COPY_PATH_MAPPING;
 	p = atomic_load_explicit(&c->path, memory_order_acquire);
 	/* The memory pinned is gone: only the mapping still reaches it. */
 	if ((p == GDRMAP_COPY_PATH_DMA || p == GDRMAP_COPY_PATH_STAGED) &&
@@ -243,7 +244,8 @@ static int decided(struct gdr_job *j, struct gdr_tune *t, size_t n, int *watch)
 
 /*
  * Whether the copies of class ci, with the host buffer's kind unknown, go
- * inline (small_copy): they do while the mapping is the class's choice.
+ * to the mapping as soon as copy_via has found the region
+ * (watched_map_class): they do while the mapping is the class's choice.
  */
 static void note_map_class(struct gdr_job *j, int ci, int mapping)
 {
@@ -332,8 +334,8 @@ static int watched_map_class(struct gdr_region *r, size_t n, int to_gpu,
 static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 		    int to_gpu, int path, const char *caller)
 {
-	struct gdr_job j = { .map = map, .host = host, .n = n, .to_gpu = to_gpu,
-			 .caller = caller };
+	struct gdr_job j = { .map = map, .host = host, .n = n,
+			     .to_gpu = to_gpu, .caller = caller };
 	struct gdr_tune *t;
 	uint64_t s;
 
@@ -356,16 +358,8 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 							   map, n);
 	}
 	if (path == GDRMAP_COPY_PATH_AUTO &&
-	    watched_map_class(j.r, n, to_gpu, &j.watch_now)) {
-		const struct gdr_copy_impl *copy =
-			atomic_load_explicit(&j.r->copy, memory_order_relaxed);
-
-		if (to_gpu)
-			copy->to_mapping(map, host, n);
-		else
-			copy->from_mapping(host, map, n);
-		return 0;
-	}
+	    watched_map_class(j.r, n, to_gpu, &j.watch_now))
+		return gdr_job_run(&j, GDRMAP_COPY_PATH_MAPPING);
 	j.kind = host_kind(host, n);
 	if (__builtin_expect(path == GDRMAP_COPY_PATH_AUTO, 1)) {
 		t = atomic_load_explicit(&j.r->tune[to_gpu][GDR_HOST_ANY],
@@ -378,7 +372,8 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 			atomic_store_explicit(&j.r->small_below[to_gpu], below,
 					      memory_order_relaxed);
 			if (n < below)
-				return gdr_job_run(&j, GDRMAP_COPY_PATH_MAPPING);
+				return gdr_job_run(&j,
+						   GDRMAP_COPY_PATH_MAPPING);
 		}
 		return auto_copy(&j);
 	}
@@ -400,7 +395,8 @@ static int copy_via(gdr_mh_t handle, void *map, void *host, size_t n,
 	}
 	/* gdr_job_possible asked CUDA about j.gpu for these two. */
 	if (path == GDRMAP_COPY_PATH_DMA)
-		return gdr_dma(j.gpu, host, n, to_gpu, gdr_job_host_pinned(j.kind),
+		return gdr_dma(j.gpu, host, n, to_gpu,
+			       gdr_job_host_pinned(j.kind),
 			       j.asked ? &j.at : NULL, caller);
 	if (path == GDRMAP_COPY_PATH_STAGED)
 		return gdr_dma_staged(j.gpu, host, n, to_gpu,

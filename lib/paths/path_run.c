@@ -73,8 +73,8 @@ int gdr_job_run(const struct gdr_job *j, int p)
 	const struct gdr_cuda_ptr *at = j->asked ? &j->at : NULL;
 
 	if (p == GDRMAP_COPY_PATH_DMA &&
-	    !gdr_dma(j->gpu, j->host, j->n, j->to_gpu, gdr_job_host_pinned(j->kind),
-		     at, j->caller))
+	    !gdr_dma(j->gpu, j->host, j->n, j->to_gpu,
+		     gdr_job_host_pinned(j->kind), at, j->caller))
 		return 0;
 	if (p == GDRMAP_COPY_PATH_STAGED &&
 	    !gdr_dma_staged(j->gpu, j->host, j->n, j->to_gpu, at, j->caller))
