@@ -301,7 +301,8 @@ static int run_dir(struct shared *sh, struct worker *w, double *v,
 	if (e)
 		r->ok[d] = false;
 	finish(&r->res[d][2], v, sh->iters, sh->n);
-	r->chosen[d] = path_chosen(sh->b->mh, d == WRITE, sh->host, sh->n);
+	r->chosen[d] = path_settled(sh->b->mh, d == WRITE, sh->dev, sh->host,
+				    sh->n);
 	return 0;
 }
 

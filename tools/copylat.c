@@ -280,7 +280,8 @@ static int measure_turns(struct ctx *c, struct row *w, int d, double *v,
 		stats_compute(&w->st[m], v + (size_t)i * k, k);
 		w->measured |= 1u << m;
 	}
-	w->chosen[d] = path_chosen(c->b->mh, d == 0, c->host, w->size);
+	w->chosen[d] = path_settled(c->b->mh, d == 0, c->dev, c->host,
+				    w->size);
 	return 0;
 }
 
@@ -321,8 +322,9 @@ static int measure_row(struct ctx *c, struct row *w, int nmethods, double *v)
 			return call_failed(o, m, w->size);
 		w->measured |= 1u << m;
 		if (m == TO_AUTO || m == FROM_AUTO)
-			w->chosen[m == FROM_AUTO] = path_chosen(
-				c->b->mh, methods[m].write, c->host, w->size);
+			w->chosen[m == FROM_AUTO] = path_settled(
+				c->b->mh, methods[m].write, c->dev, c->host,
+				w->size);
 	}
 check:
 	/* What gdrmap_copy_* moves once its choice is made. */

@@ -82,6 +82,13 @@ int path_settle(gdr_mh_t mh, bool write, void *map, void *host, size_t n)
 	return 0;
 }
 
+int path_settled(gdr_mh_t mh, bool write, void *map, void *host, size_t n)
+{
+	if (path_settle(mh, write, map, host, n))
+		return PATH_UNKNOWN;
+	return path_chosen(mh, write, host, n);
+}
+
 /* The smallest read the library splits (its GDR_THREADS_MIN_READ): a
  * smaller one never starts the helpers. */
 #define SPLIT_MIN	2048

@@ -59,6 +59,14 @@ int path_chosen(gdr_mh_t mh, bool write, const void *host, size_t n);
 int path_settle(gdr_mh_t mh, bool write, void *map, void *host, size_t n);
 
 /*
+ * The path gdrmap_copy_* has chosen for n bytes from or to host, after
+ * the timed calls: the library's watch may have begun measuring the class
+ * again during them, so it is settled again first (untimed copies).
+ * PATH_UNKNOWN where settling failed; AUTO where it did not end.
+ */
+int path_settled(gdr_mh_t mh, bool write, void *map, void *host, size_t n);
+
+/*
  * Start the library's read helpers (the threads path) with this thread
  * allowed every CPU of the session's list, then pin it back to its one
  * CPU.  The library starts them at the first threaded read, one fewer
