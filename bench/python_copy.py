@@ -20,7 +20,11 @@ Per kind, from and to that buffer:
          dev.copy_(host, non_blocking=True) + synchronize
 
 with the path Mapping.copy_path(n, host=...) says the library takes for
-that buffer.  The GPU memory is one gdrmap.mem_alloc allocation
+that buffer.  The header names the compiled helper Mapping's calls go
+through (gdrmap.helper_path()); without one they go through ctypes and
+each pays several microseconds more, so run it as
+bench/python-gpu-run.sh does, with the helper.  The GPU memory is one
+gdrmap.mem_alloc allocation
 (cuMemCreate: every backend maps it), seen by PyTorch through
 __cuda_array_interface__ (no copy).  Each cell is timed call by call for
 about SECONDS (default 0.1) after a warm-up (which also lets the library
@@ -71,6 +75,12 @@ PATHS = ("mapping", "threads", "dma", "staged")
 # from 4 MiB, at least 2x PyTorch's throughput.
 PINNED_RATIO, PAGEABLE_SPEEDUP, PAGEABLE_FROM = 1.1, 2.0, 4 << 20
 clock = time.perf_counter_ns
+# Without the compiled helper (gdrmap/_fastflag), each Mapping call goes
+# through ctypes: on an H200's host, 5-10 us more per call than with it,
+# enough to put DMA-sized copies past PyTorch's.
+NO_HELPER = ("none: every Mapping call goes through ctypes (several us "
+             "more each); build it (make python-helper) or set "
+             "GDRMAP_FASTFLAG")
 # Seeded: a rerun shuffles the same way.
 shuffle = random.Random(1).shuffle
 
@@ -326,6 +336,7 @@ results = {"machine": {
         lib.gdrmap_copy_path_host is not None,
     "commit": os.environ.get("GDRMAP_COMMIT"), "seconds_per_cell": SECONDS,
     "turn": "an untimed call, then a timed one" if PAIRED else "one call",
+    "flag_helper": gdrmap.helper_path() or NO_HELPER,
 }, "devices": {}}
 for dev in range(torch.cuda.device_count()):
     results["devices"][str(dev)] = run_device(dev)
