@@ -15,7 +15,9 @@
  * through the mapping costs 80 ms on an H200).  A choice not won by far
  * is watched: one copy in GDR_WATCH_EVERY a thread makes is timed (every
  * one from WATCH_ALL_FROM), and a choice grown slower than its rival was
- * is measured again (gdr_choose_watch).
+ * is measured again (gdr_choose_watch); some of those timed copies go by
+ * the rival instead, and a rival found faster beside the choice takes
+ * its place (gdr_choose_watch_rival).
  * A class's first measuring wakes the helper threads before each
  * threaded copy it times (gdr_threads_warm): the choice is made for a
  * burst of copies, as a caller making many finds them.  A class measured
@@ -90,7 +92,7 @@ void (*gdr_copy_chooser_seen)(size_t n, int to_gpu);
  */
 static _Thread_local uint32_t watch_state;
 
-static int watch_this(void)
+static uint32_t watch_draw(void)
 {
 	uint32_t x = watch_state ? watch_state : 0x9e3779b9u;
 
@@ -98,7 +100,30 @@ static int watch_this(void)
 	x ^= x >> 17;
 	x ^= x << 5;
 	watch_state = x;
-	return x % GDR_WATCH_EVERY == 0;
+	return x;
+}
+
+static int watch_this(void)
+{
+	return watch_draw() % GDR_WATCH_EVERY == 0;
+}
+
+/*
+ * The path a timed copy of a watched class whose choice is p goes by:
+ * one in the class's rival_every (at random) by its rival, which
+ * gdr_choose_watch_rival compares with p.
+ */
+static int watched_path(struct gdr_job *j, struct gdr_tune *t, int ci, int p)
+{
+	struct gdr_tune_class *c = &t->c[ci];
+	int q = atomic_load_explicit(&c->rival, memory_order_relaxed);
+	uint32_t every = atomic_load_explicit(&c->rival_every,
+					      memory_order_relaxed);
+
+	if (!q || !every || watch_draw() % every ||
+	    !gdr_job_possible(j, t, q, j->n))
+		return p;
+	return q;
 }
 
 static struct gdr_tune *tunes;
@@ -286,10 +311,15 @@ static int auto_copy(struct gdr_job *j)
 			     !watch_this())))
 		return gdr_job_run(j, p);
 	if (p) {
-		ns = timed_run(j, p, gdr_copy_watch_cost);
+		int q = watched_path(j, t, ci, p);
+
+		ns = timed_run(j, q, gdr_copy_watch_cost);
 		/* A busy lock: another thread records; this one is skipped. */
 		if (!pthread_mutex_trylock(&t->lock)) {
-			gdr_choose_watch(t, ci, p, ns);
+			if (q == p)
+				gdr_choose_watch(t, ci, p, ns);
+			else
+				gdr_choose_watch_rival(t, ci, p, q, ns);
 			pthread_mutex_unlock(&t->lock);
 		}
 		return 0;

@@ -132,6 +132,9 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 				rival = p;
 		c->rival_ns = rival ? est[rival] : 0;
 		c->seen = 0;
+		c->rseen = 0;
+		atomic_store_explicit(&c->rival_every, GDR_RIVAL_FIRST,
+				      memory_order_relaxed);
 	}
 	atomic_store_explicit(&c->rival, (uint8_t)rival, memory_order_relaxed);
 	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping, %s host memory): %s, %llu ns (%s)",
@@ -258,4 +261,67 @@ void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns)
 	if (c->reopened < GDR_REOPEN_MAX)
 		c->reopened++;
 	atomic_store_explicit(&c->path, 0, memory_order_release);
+}
+
+/* The first quartile of the last copies of c's choice that the watch
+ * timed, at most GDR_WATCH; 0 while fewer than GDR_RIVAL. */
+static uint64_t choice_now(const struct gdr_tune_class *c)
+{
+	uint64_t w[GDR_WATCH];
+	int k, n = c->seen < GDR_WATCH ? (int)c->seen : GDR_WATCH;
+
+	if (n < GDR_RIVAL)
+		return 0;
+	for (k = 0; k < n; k++)
+		w[k] = c->watch[k];
+	return quartile(w, n);
+}
+
+/*
+ * The watch above sees the choice grow slower than the rival was; it
+ * cannot see a rival that was measured slower than it is, in a few
+ * copies disturbed by something else (on an H200, 32 KiB pageable writes
+ * went to threads at 2.2 us because the mapping's copies at the choice
+ * had a median over 2.1 us; beside them in a table it took 1.58).  So
+ * the rival is timed too, among the watched copies and in their place,
+ * most often just after the choice and ever more rarely while the choice
+ * holds; those copies cost their caller at most what the rival costs
+ * now.  Timed beside the choice's own copies, through the same caller's
+ * work, a rival faster by GDR_SWITCH is a better word than the choice's
+ * few copies at the start: it takes the choice's place at once.
+ */
+void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
+			    uint64_t ns)
+{
+	struct gdr_tune_class *c = &t->c[ci];
+	uint64_t r[GDR_RIVAL], now, theirs;
+	int k, every = atomic_load_explicit(&c->rival_every,
+					    memory_order_relaxed);
+
+	if (atomic_load_explicit(&c->path, memory_order_relaxed) != p ||
+	    atomic_load_explicit(&c->rival, memory_order_relaxed) != q)
+		return;
+	c->rwatch[c->rseen++ % GDR_RIVAL] = ns;
+	if (c->rseen % GDR_RIVAL || !(now = choice_now(c)))
+		return;
+	for (k = 0; k < GDR_RIVAL; k++)
+		r[k] = c->rwatch[k];
+	theirs = quartile(r, GDR_RIVAL);
+	if (every < GDR_RIVAL_LAST)
+		atomic_store_explicit(&c->rival_every, (uint8_t)(every * 2),
+				      memory_order_relaxed);
+	if (theirs * GDR_SWITCH >= now * 100)
+		return;
+	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping, %s host memory): %s takes %llu ns, %s beside it %llu: %s serves them",
+		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
+		 t->to_gpu ? "to" : "from", t->dev,
+		 gdr_mapping_type_name(t->type), gdr_host_kind_names[t->kind],
+		 gdr_copy_path_names[p], (unsigned long long)now,
+		 gdr_copy_path_names[q], (unsigned long long)theirs,
+		 gdr_copy_path_names[q]);
+	c->rival_ns = now;
+	c->seen = 0;
+	c->rseen = 0;
+	atomic_store_explicit(&c->rival, (uint8_t)p, memory_order_relaxed);
+	atomic_store_explicit(&c->path, q, memory_order_release);
 }

@@ -30,6 +30,15 @@
 #define GDR_WATCH_EVERY	8
 #define GDR_WATCH	8
 #define GDR_REOPEN_MAX	6
+/* Of a watched class's timed copies, one in rival_every goes by the
+ * rival instead (from GDR_RIVAL_FIRST, doubling at each look that
+ * confirms the choice, to GDR_RIVAL_LAST); each GDR_RIVAL copies so timed
+ * are compared with the choice's, and a rival faster by GDR_SWITCH
+ * (percent) takes its place (gdr_choose_watch_rival). */
+#define GDR_RIVAL	4
+#define GDR_RIVAL_FIRST	2
+#define GDR_RIVAL_LAST	64
+#define GDR_SWITCH	110
 
 struct gdr_tune_class {
 	_Atomic int path;		/* the choice; 0 while measuring */
@@ -40,10 +49,14 @@ struct gdr_tune_class {
 	 * a copy of a class without one is not worth timing. */
 	_Atomic uint8_t rival;
 	uint8_t reopened;		/* times measured again */
+	/* Timed copies per copy by the rival; read without the lock. */
+	_Atomic uint8_t rival_every;
+	uint8_t rseen;			/* the rival's timed copies since */
 	uint32_t seen;			/* copies of the choice timed since */
 	uint64_t rival_ns;		/* the rival's time at the choice */
 	uint64_t ns[GDR_NPATH][GDR_TRIALS_MAX];
 	uint64_t watch[GDR_WATCH];
+	uint64_t rwatch[GDR_RIVAL];	/* the rival's, beside the choice */
 };
 
 struct gdr_tune {
@@ -85,5 +98,14 @@ void gdr_choose_record(struct gdr_tune *t, int ci, int p, uint64_t ns,
  * (GDR_CLOSE), the class is measured again.  t->lock held.
  */
 void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns);
+
+/*
+ * A copy of decided class ci (whose choice is p) by its rival q, timed
+ * in the choice's place, took ns.  When the rival's copies are faster
+ * than the choice's by GDR_SWITCH, q becomes the choice and p its rival.
+ * t->lock held.
+ */
+void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
+			    uint64_t ns);
 
 #endif /* GDRMAP_COPY_CHOOSE_H */
