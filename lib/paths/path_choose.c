@@ -263,8 +263,15 @@ void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns)
 	atomic_store_explicit(&c->path, 0, memory_order_release);
 }
 
-/* The first quartile of the last copies of c's choice that the watch
- * timed, at most GDR_WATCH; 0 while fewer than GDR_RIVAL. */
+/* The median of n times (the upper one); sorts v. */
+static uint64_t median(uint64_t *v, int n)
+{
+	quartile(v, n);
+	return v[n / 2];
+}
+
+/* The median of the last copies of c's choice that the watch timed, at
+ * most GDR_WATCH; 0 while fewer than GDR_RIVAL. */
 static uint64_t choice_now(const struct gdr_tune_class *c)
 {
 	uint64_t w[GDR_WATCH];
@@ -274,7 +281,7 @@ static uint64_t choice_now(const struct gdr_tune_class *c)
 		return 0;
 	for (k = 0; k < n; k++)
 		w[k] = c->watch[k];
-	return quartile(w, n);
+	return median(w, n);
 }
 
 /*
@@ -288,7 +295,9 @@ static uint64_t choice_now(const struct gdr_tune_class *c)
  * holds; those copies cost their caller at most what the rival costs
  * now.  Timed beside the choice's own copies, through the same caller's
  * work, a rival faster by GDR_SWITCH is a better word than the choice's
- * few copies at the start: it takes the choice's place at once.
+ * few copies at the start: it takes the choice's place at once.  Medians,
+ * as in a close contest: a path whose copies come at two speeds must not
+ * win on its fast ones (test_copy_auto_two_speeds).
  */
 void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
 			    uint64_t ns)
@@ -306,7 +315,7 @@ void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
 		return;
 	for (k = 0; k < GDR_RIVAL; k++)
 		r[k] = c->rwatch[k];
-	theirs = quartile(r, GDR_RIVAL);
+	theirs = median(r, GDR_RIVAL);
 	if (every < GDR_RIVAL_LAST)
 		atomic_store_explicit(&c->rival_every, (uint8_t)(every * 2),
 				      memory_order_relaxed);

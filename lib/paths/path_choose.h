@@ -36,7 +36,7 @@
  * are compared with the choice's, and a rival faster by GDR_SWITCH
  * (percent) takes its place (gdr_choose_watch_rival). */
 #define GDR_RIVAL	4
-#define GDR_RIVAL_FIRST	2
+#define GDR_RIVAL_FIRST	8
 #define GDR_RIVAL_LAST	64
 #define GDR_SWITCH	110
 

@@ -96,8 +96,8 @@ static void cases(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	CHECK(rival > 0, "128 KiB: the rival was timed (%d copies)", rival);
 
 	/* The mapping at 8.5 µs, within GDR_SWITCH of DMA's 8: DMA stays,
-	 * and the rival's turns thin out: 4 at each of 1 in 2, 4, 8, 16
-	 * and 32 timed copies, then 1 in 64 (about 500 timed in 4000). */
+	 * and the rival's turns thin out: 4 at each of 1 in 8, 16 and 32
+	 * timed copies, then 1 in 64 (about 500 timed in 4000). */
 	p = after(mh, map, gpu, 256UL << 10, 8500, &rival);
 	CHECK(p == GDRMAP_COPY_PATH_DMA,
 	      "256 KiB: DMA stays, the mapping (8.5 µs) not 10%% faster: %d",
