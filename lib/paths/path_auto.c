@@ -36,7 +36,9 @@
  * the mapping served at least GDR_MARGIN times faster than every other path
  * makes every smaller size a mapping copy, decided with one compare and
  * no clock read (the copy engine costs microseconds at any size); and a
- * class that DMA won by that margin makes every larger size DMA.  A class
+ * class that DMA won by that margin makes every larger size DMA, unless
+ * larger sizes have a path the class had not (the staged path, from
+ * pageable memory).  A class
  * below KIND_FROM that the mapping won by less goes to the mapping as
  * soon as copy_via has found the region (its map_classes), but for the
  * one copy in GDR_WATCH_EVERY that the watch times: the way through the
@@ -291,7 +293,7 @@ __attribute__((noinline))
 static int auto_copy(struct gdr_job *j)
 {
 	struct gdr_tune *t = tune_of(j->r, j->to_gpu, j->kind);
-	int ci = size_class(j->n), p, possible, warm, watch;
+	int ci = size_class(j->n), p, possible, larger, warm, watch;
 	uint64_t ns;
 
 	if (!t)
@@ -325,7 +327,9 @@ static int auto_copy(struct gdr_job *j)
 		return 0;
 	}
 	possible = gdr_job_possible_paths(j, t, j->n);
+	larger = gdr_job_possible_paths(j, t, SIZE_MAX) & ~possible;
 	pthread_mutex_lock(&t->lock);
+	t->c[ci].larger = (uint8_t)larger;
 	p = gdr_choose_next(t, ci, possible);
 	warm = !t->c[ci].reopened;
 	pthread_mutex_unlock(&t->lock);

@@ -7,7 +7,9 @@
  * after GDR_TRIALS copies are measured on to GDR_TRIALS_MAX and judged by
  * their medians; a path far slower than the best is dropped; and a class
  * won by far by the mapping (or by DMA) decides every smaller (larger)
- * size too, so that those take no clock read at all.
+ * size too, so that those take no clock read at all.  Larger sizes may
+ * have paths a class had not (threads from GDR_THREADS_MIN, the staged
+ * path from GDR_STAGE_MIN): then DMA's win decides none of them.
  * lib/paths/path_auto.c says why.
  */
 #include "base/internal.h"
@@ -120,7 +122,7 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 		if (best == GDRMAP_COPY_PATH_MAPPING &&
 		    hi > atomic_load(&t->map_below))
 			atomic_store(&t->map_below, hi);
-		if (best == GDRMAP_COPY_PATH_DMA &&
+		if (best == GDRMAP_COPY_PATH_DMA && !c->larger &&
 		    lo < atomic_load(&t->dma_from))
 			atomic_store(&t->dma_from, lo);
 	} else {

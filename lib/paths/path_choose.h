@@ -49,6 +49,9 @@ struct gdr_tune_class {
 	 * a copy of a class without one is not worth timing. */
 	_Atomic uint8_t rival;
 	uint8_t reopened;		/* times measured again */
+	/* Paths that serve larger copies but not this class's (bits): a
+	 * DMA won by far then decides no larger size. */
+	uint8_t larger;
 	/* Timed copies per copy by the rival; read without the lock. */
 	_Atomic uint8_t rival_every;
 	uint8_t rseen;			/* the rival's timed copies since */
