@@ -54,7 +54,7 @@ struct gdr_tune_class {
 	uint8_t larger;
 	/* Timed copies per copy by the rival; read without the lock. */
 	_Atomic uint8_t rival_every;
-	uint8_t rseen;			/* the rival's timed copies since */
+	uint8_t rseen;			/* the rival's timed copies */
 	uint32_t seen;			/* copies of the choice timed since */
 	uint64_t rival_ns;		/* the rival's time at the choice */
 	uint64_t ns[GDR_NPATH][GDR_TRIALS_MAX];

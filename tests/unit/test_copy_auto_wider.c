@@ -91,8 +91,8 @@ static void pinned(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 
 	(void)arg;
 	fake_enter_start(START_OWN_PRIMARY, 1);
-	CHECK(fake_syms.mem.MemHostAlloc((void **)&host, AREA, 0) == CUDA_SUCCESS,
-	      "%lu bytes of pinned memory", AREA);
+	CHECK(fake_syms.mem.MemHostAlloc((void **)&host, AREA, 0) ==
+	      CUDA_SUCCESS, "%lu bytes of pinned memory", AREA);
 	if (!host) {
 		fake_leave_start(START_OWN_PRIMARY, 1);
 		return;
