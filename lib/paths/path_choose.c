@@ -295,7 +295,7 @@ static uint64_t choice_now(const struct gdr_tune_class *c)
  * the rival is timed too, among the watched copies and in their place,
  * most often just after the choice and ever more rarely while the choice
  * holds; those copies cost their caller at most what the rival costs
- * now.  Timed beside the choice's own copies, through the same caller's
+ * now, and a rival found to have lost by far is timed no more.  Timed beside the choice's own copies, through the same caller's
  * work, a rival faster by GDR_SWITCH is a better word than the choice's
  * few copies at the start: it takes the choice's place at once.  Medians,
  * as in a close contest: a path whose copies come at two speeds must not
@@ -318,6 +318,13 @@ void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
 	for (k = 0; k < GDR_RIVAL; k++)
 		r[k] = c->rwatch[k];
 	theirs = median(r, GDR_RIVAL);
+	/* Lost by far now: its copies would cost the caller too much to
+	 * go on timing (the choice's own watch still looks). */
+	if (theirs >= now * GDR_MARGIN) {
+		atomic_store_explicit(&c->rival_every, 0,
+				      memory_order_relaxed);
+		return;
+	}
 	if (every < GDR_RIVAL_LAST)
 		atomic_store_explicit(&c->rival_every, (uint8_t)(every * 2),
 				      memory_order_relaxed);
