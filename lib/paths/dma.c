@@ -49,6 +49,32 @@ static pthread_mutex_t queues_lock = PTHREAD_MUTEX_INITIALIZER;
  * GPU, and queues are never freed. */
 static _Thread_local struct queue *last_queue;
 
+/*
+ * CUDA answers whether host memory is pinned in 0.12-0.22 us for pinned
+ * memory and 0.24-0.40 for pageable on an H200: a few percent of an 8 KiB
+ * DMA read (7.5 us), a tenth of a 64 KiB write through the mapping.
+ * Programs copy the same buffers again and again.
+ */
+static _Thread_local struct {
+	const void *host;
+	size_t n;
+	unsigned int left;
+	int pinned;
+} host_seen;
+
+int gdr_host_pinned_reused(const void *host, size_t n)
+{
+	if (host == host_seen.host && n == host_seen.n && host_seen.left) {
+		host_seen.left--;
+		return host_seen.pinned;
+	}
+	host_seen.pinned = gdr_cuda_host_pinned(host, n);
+	host_seen.host = host;
+	host_seen.n = n;
+	host_seen.left = GDR_HOST_REUSE;
+	return host_seen.pinned;
+}
+
 /* The queue for memory of context key (NULL: dev's primary). */
 static struct queue *queue_of(CUcontext key, int dev)
 {
@@ -176,7 +202,7 @@ static int dma(uint64_t gpu, void *host, size_t n, int to_gpu, int staged,
 		return ENOMEM;
 	}
 	if (host_pinned < 0 && n > ALWAYS_BOUNCE && n <= BOUNCE_SIZE)
-		host_pinned = gdr_cuda_host_pinned(host, n);
+		host_pinned = gdr_host_pinned_reused(host, n);
 	may_bounce = n <= ALWAYS_BOUNCE ||
 		     (n <= BOUNCE_SIZE && !host_pinned);
 	pthread_mutex_lock(&q->lock);

@@ -192,40 +192,19 @@ static int host_kind(const void *host, size_t n)
 }
 
 /*
- * The same for a copy by the chosen path, which may take the thread's
- * last answer of "pageable" for the same buffer and size, PAGEABLE_REUSE
- * times: CUDA answers that question for pageable memory in 0.24-0.40 us
- * on an H200 (about a tenth of a 64 KiB write through the mapping), and
- * programs copy the same buffer again and again.  A buffer pinned since
- * is taken for pageable for at most that many copies, which only choose
- * a slower path for them; pinned answers are never reused (memory
- * unpinned since would be DMA'd straight).  Copies by a path named ask
- * afresh, so that they are refused exactly when they cannot serve.
+ * The same for a copy by the chosen path: the thread's last answer for
+ * the same buffer and size serves its next copies
+ * (gdr_host_pinned_reused: a stale one picks a slower path, never a
+ * wrong one).  Copies by a path named ask afresh (host_kind), so that
+ * they are refused exactly when the path cannot serve: the staged path
+ * refuses a buffer registered a copy ago.
  */
-#define PAGEABLE_REUSE	64
-
-static _Thread_local struct {
-	const void *host;
-	size_t n;
-	unsigned int left;
-} pageable_seen;
-
 static int chosen_host_kind(const void *host, size_t n)
 {
-	int kind;
-
-	if (n >= KIND_FROM && host == pageable_seen.host &&
-	    n == pageable_seen.n && pageable_seen.left) {
-		pageable_seen.left--;
-		return GDR_HOST_PAGEABLE;
-	}
-	kind = host_kind(host, n);
-	if (kind == GDR_HOST_PAGEABLE) {
-		pageable_seen.host = host;
-		pageable_seen.n = n;
-		pageable_seen.left = PAGEABLE_REUSE;
-	}
-	return kind;
+	if (n < KIND_FROM)
+		return GDR_HOST_ANY;
+	return gdr_host_pinned_reused(host, n) ? GDR_HOST_PINNED :
+						  GDR_HOST_PAGEABLE;
 }
 
 /*

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * A thread's copies by the chosen path from or to the same pageable
- * buffer and size ask CUDA what the buffer is once in PAGEABLE_REUSE (64)
- * copies, not each time (lib/paths/path_auto.c, chosen_host_kind): the
- * question costs 0.24-0.40 µs for pageable memory on an H200, a tenth of
- * a 64 KiB write through the mapping.  Pinned answers are never reused;
- * a buffer registered since is seen pinned within 64 copies; another
- * size or buffer asks; a copy by a path named always asks, so the staged
- * path refuses a buffer registered a copy ago.  Every copy's bytes reach
- * the GPU, checked.
+ * A thread's question whether its host buffer is pinned is answered by
+ * CUDA once in GDR_HOST_REUSE (64) copies of the same buffer and size,
+ * not at each (lib/paths/dma.c, gdr_host_pinned_reused): CUDA takes
+ * 0.12-0.40 µs to answer on an H200, a tenth of a 64 KiB write through
+ * the mapping.  Both the chosen path's question (from 64 KiB) and the DMA
+ * path's own (bounce buffer or not, 4-64 KiB) reuse it; another buffer or
+ * size asks; a buffer registered since is seen pinned within 64 copies,
+ * and its copies then take the pinned memory's path; a copy by a path
+ * named asks afresh, so the staged path refuses a buffer registered a
+ * copy ago.  Every copy's bytes reach the GPU, checked.
+ *
+ * The chosen path's cost is a model of 128 KiB writes: the mapping
+ * 10 µs, DMA 5 µs from registered memory and 30 from pageable, threads
+ * and the staged path hopeless.
  */
 #include <stdlib.h>
 
@@ -18,18 +23,37 @@
 #define AREA	(1UL << 20)
 #define N	(64UL << 10)
 
-static unsigned char *buf, *back;
+extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
+				      uint64_t measured);
 
-/* times writes of n bytes from host; the host queries they made. */
+static unsigned char *buf, *back;
+static int registered;
+
+static uint64_t cost(int path, size_t n, int to_gpu, uint64_t ns)
+{
+	(void)n, (void)to_gpu, (void)ns;
+	switch (path) {
+	case GDRMAP_COPY_PATH_MAPPING:
+		return 10000;
+	case GDRMAP_COPY_PATH_DMA:
+		return registered ? 5000 : 30000;
+	default:
+		return 200000;
+	}
+}
+
+/* times writes of n bytes from host (by path; 0: the chosen one); the
+ * host queries they made. */
 static int writes(gdr_mh_t mh, char *map, CUdeviceptr gpu,
-		  unsigned char *host, size_t n, int times)
+		  unsigned char *host, size_t n, int times, int path)
 {
 	static unsigned int seed = 7;
 	int k, before = atomic_load(&fake_host_queries);
 
 	pattern(host, n, ++seed);
 	for (k = 0; k < times; k++)
-		LIB(gdrmap_copy_to_mapping(mh, map, host, n), 0);
+		LIB(path ? gdrmap_copy_to_mapping_via(mh, map, host, n, path) :
+			   gdrmap_copy_to_mapping(mh, map, host, n), 0);
 	memset(back, POISON, n);
 	CHECK(fake_gpu_rw(gpu, back, n, 0) == 0, "read the GPU side");
 	CHECK(memcmp(back, host, n) == 0, "%d writes of %zu B: bytes wrong",
@@ -39,36 +63,45 @@ static int writes(gdr_mh_t mh, char *map, CUdeviceptr gpu,
 
 static void reuse(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 {
-	int asked, err;
+	int asked, err, dma;
 
 	(void)arg;
-	writes(mh, map, gpu, buf, N, 100);	/* the choice made */
-	asked = writes(mh, map, gpu, buf, N, 640);
+	writes(mh, map, gpu, buf, N, 100, 0);	/* the choice made */
+	asked = writes(mh, map, gpu, buf, N, 640, 0);
 	CHECK(asked >= 10 && asked <= 12,
 	      "640 writes of 64 KiB from one pageable buffer asked CUDA %d times, not once in 64",
 	      asked);
-	asked = writes(mh, map, gpu, buf + 4096, N, 64);
+	asked = writes(mh, map, gpu, buf + 4096, N, 64, 0);
 	CHECK(asked >= 1 && asked <= 2,
 	      "another buffer asks again (%d times in 64)", asked);
-	asked = writes(mh, map, gpu, buf, 2 * N, 64);
-	CHECK(asked >= 1 && asked <= 2,
-	      "another size asks again (%d times in 64)", asked);
+	asked = writes(mh, map, gpu, buf, 2 * N, 100, 0);
+	CHECK(asked >= 2 && asked <= 3,
+	      "another size asks again (%d times in 100)", asked);
+	CHECK(writes(mh, map, gpu, buf, N / 4, 640, GDRMAP_COPY_PATH_DMA) <=
+	      12, "640 DMA writes of 16 KiB: the bounce buffer's question asked at most 12 times");
 
-	/* Registered now: a path named asks, and the staged path, which
-	 * pinned memory does not need, refuses it at once. */
+	/* Registered now: the staged path, which pinned memory does not
+	 * need, refuses it at once. */
 	CHECK(fake_host_register(buf, AREA) == 0, "register the buffer");
+	registered = 1;
 	err = gdrmap_copy_to_mapping_via(mh, map, buf, 2 * N,
 					 GDRMAP_COPY_PATH_STAGED);
 	CHECK(err == EOPNOTSUPP,
 	      "the staged path refuses the buffer registered since (%d: %s)",
 	      err, gdrmap_last_error());
-	/* The chosen path sees it pinned within 64 copies; from then on
-	 * each copy asks (pinned answers are not reused). */
-	asked = writes(mh, map, gpu, buf, 2 * N, 200);
-	CHECK(asked >= 200 - 64,
-	      "registered since: the chosen path asks again within 64 copies, then every copy (%d of 200 asked)",
+	/* The chosen path sees it pinned within 64 copies and measures the
+	 * pinned memory's paths: DMA (5 µs) then serves. */
+	writes(mh, map, gpu, buf, 2 * N, 100, 0);
+	dma = atomic_load(&fake_dma_copies);
+	asked = writes(mh, map, gpu, buf, 2 * N, 128, 0);
+	CHECK(atomic_load(&fake_dma_copies) - dma == 128,
+	      "registered since: 128 KiB writes go by DMA (%d of 128)",
+	      atomic_load(&fake_dma_copies) - dma);
+	CHECK(asked >= 2 && asked <= 3,
+	      "and the pinned answer serves 64 copies too (%d asked in 128)",
 	      asked);
 	fake_host_unregister(buf);
+	registered = 0;
 }
 
 int main(int argc, char **argv)
@@ -83,6 +116,7 @@ int main(int argc, char **argv)
 	if (!buf || !back)
 		return 1;
 	gdr_cuda_use_syms(&fake_syms);
+	gdr_copy_auto_cost = cost;
 	g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why), &err);
 	CHECK(g != NULL, "dmabuf opens: %s", why);
 	if (!g)
