@@ -218,4 +218,17 @@ static inline void on_mapped(gdr_t g, int dev, size_t n,
 	LIB(gdr_unpin_buffer(g, mh), 0);
 }
 
+/* The dmabuf backend over the fake driver; NULL (a failed check, with
+ * why) if it does not open. */
+static inline gdr_t open_dmabuf(void)
+{
+	char why[512];
+	int err = 0;
+	gdr_t g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why),
+				   &err);
+
+	CHECK(g != NULL, "dmabuf opens: %s", why);
+	return g;
+}
+
 #endif /* GDRMAP_TEST_OWNER_PINS_H */

@@ -165,11 +165,11 @@ int main(int argc, char **argv)
 {
 	CUdeviceptr p;
 	gdr_info_t info;
-	char why[512], *map;
+	char *map;
 	gdr_mh_t mh;
 	void *va = NULL;
 	gdr_t g;
-	int err = 0, got;
+	int got;
 
 	(void)argc, (void)argv;
 	host = malloc(AREA);
@@ -179,8 +179,7 @@ int main(int argc, char **argv)
 	gdr_cuda_use_syms(&fake_syms);
 	gdr_copy_auto_cost = cost;
 	gdr_copy_watch_cost = no_drift;
-	g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why), &err);
-	CHECK(g != NULL, "dmabuf opens: %s", why);
+	g = open_dmabuf();
 	if (!g)
 		return test_done();
 	/* Two pins of two devices: each device is measured apart. */

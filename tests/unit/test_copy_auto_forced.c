@@ -69,17 +69,15 @@ static void one_device(gdr_t g, int dev, const char *value, int want_read,
 
 int main(void)
 {
-	char why[512];
 	gdr_t g;
-	int err = 0, threads;
+	int threads;
 
 	out = malloc(AREA);
 	in = malloc(AREA);
 	if (!out || !in)
 		return 1;
 	gdr_cuda_use_syms(&fake_syms);
-	g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why), &err);
-	CHECK(g != NULL, "dmabuf opens: %s", why);
+	g = open_dmabuf();
 	if (!g)
 		return test_done();
 	threads = gdr_threads_helpers() > 0 ? GDRMAP_COPY_PATH_THREADS :

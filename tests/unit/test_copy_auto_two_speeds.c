@@ -83,16 +83,13 @@ static void two_speeds(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 int main(int argc, char **argv)
 {
 	static int two = 2, three = 3;
-	char why[512];
 	gdr_t g;
-	int err = 0;
 
 	(void)argc, (void)argv;
 	gdr_cuda_use_syms(&fake_syms);
 	gdr_copy_auto_cost = cost;
 	gdr_copy_watch_cost = cost;
-	g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why), &err);
-	CHECK(g != NULL, "dmabuf opens: %s", why);
+	g = open_dmabuf();
 	if (!g)
 		return test_done();
 	on_mapped(g, 0, AREA, two_speeds, &two);

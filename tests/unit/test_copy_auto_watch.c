@@ -344,17 +344,14 @@ static void alternating(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 
 int main(int argc, char **argv)
 {
-	char why[512];
 	gdr_t g;
-	int err = 0;
 
 	(void)argc, (void)argv;
 	gdr_cuda_use_syms(&fake_syms);
 	gdr_copy_auto_cost = measure_cost;
 	gdr_copy_watch_cost = watch_cost;
 	gdr_copy_chooser_seen = chooser_seen;
-	g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why), &err);
-	CHECK(g != NULL, "dmabuf opens: %s", why);
+	g = open_dmabuf();
 	if (!g)
 		return test_done();
 	on_mapped(g, 0, AREA, drift, NULL);

@@ -111,15 +111,12 @@ static void pinned(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 
 int main(int argc, char **argv)
 {
-	char why[512];
 	gdr_t g;
-	int err = 0;
 
 	(void)argc, (void)argv;
 	gdr_cuda_use_syms(&fake_syms);
 	gdr_copy_auto_cost = cost;
-	g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why), &err);
-	CHECK(g != NULL, "dmabuf opens: %s", why);
+	g = open_dmabuf();
 	if (!g)
 		return test_done();
 	if (gdr_threads_helpers() <= 0) {

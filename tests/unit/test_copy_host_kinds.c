@@ -283,11 +283,10 @@ int main(void)
 {
 	CUdeviceptr p;
 	gdr_info_t info;
-	char why[512], *map;
+	char *map;
 	gdr_mh_t mh;
 	void *va = NULL, *pin = NULL;
 	gdr_t g;
-	int err = 0;
 
 	pageable = malloc(AREA);
 	back = malloc(AREA + 2 * SLACK);
@@ -301,8 +300,7 @@ int main(void)
 	if (!pinned)
 		return test_done();
 	memset(pinned, POISON, AREA);
-	g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why), &err);
-	CHECK(g != NULL, "dmabuf opens: %s", why);
+	g = open_dmabuf();
 	if (!g)
 		return test_done();
 	p = vmm_alloc(0, AREA, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);

@@ -10,11 +10,10 @@
 
 int main(void)
 {
-	char why[512];
 	unsigned long vmm[FAKE_DEVS];
 	CUdeviceptr legacy[FAKE_DEVS];
 	gdr_t g;
-	int d, st, err = 0, before;
+	int d, st, before;
 
 	gdr_cuda_use_syms(&fake_syms);
 	fake_dmabuf_supported[1] = 0;
@@ -26,8 +25,7 @@ int main(void)
 
 	/* Opened from device 2's context: the try runs there. */
 	fake_enter_start(START_OWN_PRIMARY, 2);
-	g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why), &err);
-	CHECK(g != NULL, "dmabuf opens: %s", why);
+	g = open_dmabuf();
 	CHECK(fake_cur == &fake_primary[2], "gdr_open keeps the context");
 	CHECK(fake_legacy_allocs[2] == 2 && fake_legacy_allocs[0] == before,
 	      "gdr_open tried device 2, the caller's (allocations: %d on 2, %d on 0)",

@@ -127,8 +127,7 @@ int main(void)
 		legacy_freed(g, 2, 0, "vulkan, copy-only cuMemAlloc");
 		CHECK_RET(gdr_close(g), 0);
 	}
-	g = gdr_open_backend(&gdr_backend_dmabuf, why, sizeof(why), &err);
-	CHECK(g != NULL, "dmabuf opens: %s", why);
+	g = open_dmabuf();
 	if (g) {
 		legacy_freed(g, 0, 1, "dmabuf, cuMemAlloc");
 		vmm_remapped(g, 0, "dmabuf, VMM");
