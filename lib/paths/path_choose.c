@@ -12,6 +12,8 @@
  * path from GDR_STAGE_MIN): then DMA's win decides none of them.
  * lib/paths/path_auto.c says why.
  */
+#include <stdio.h>
+
 #include "base/internal.h"
 #include "base/log.h"
 #include "path_choose.h"
@@ -23,6 +25,19 @@ const char *const gdr_copy_path_names[GDR_NPATH] = {
 const char *const gdr_host_kind_names[GDR_HOST_KINDS] = {
 	"any", "pageable", "pinned"
 };
+
+/* "copies of 4096-8191 bytes to device 0 (... mapping, ... host
+ * memory)": class ci of t, as the log names it; in buf. */
+static const char *class_name(const struct gdr_tune *t, int ci, char *buf,
+			      size_t len)
+{
+	snprintf(buf, len,
+		 "copies of %zu-%zu bytes %s device %d (%s mapping, %s host memory)",
+		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
+		 t->to_gpu ? "to" : "from", t->dev,
+		 gdr_mapping_type_name(t->type), gdr_host_kind_names[t->kind]);
+	return buf;
+}
 
 /*
  * A path's time: the first quartile of its copies (the 2nd fastest of
@@ -87,6 +102,7 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 	struct gdr_tune_class *c = &t->c[ci];
 	uint64_t est[GDR_NPATH], mid[GDR_NPATH], best_other;
 	int p, best = 0, rival = 0, n = wanted(c);
+	char name[160];
 
 	for (p = 1; p < GDR_NPATH; p++) {
 		if (!(possible & (1 << p)) || (c->dropped & (1 << p)))
@@ -139,10 +155,8 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 				      memory_order_relaxed);
 	}
 	atomic_store_explicit(&c->rival, (uint8_t)rival, memory_order_relaxed);
-	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping, %s host memory): %s, %llu ns (%s)",
-		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
-		 t->to_gpu ? "to" : "from", t->dev,
-		 gdr_mapping_type_name(t->type), gdr_host_kind_names[t->kind],
+	gdr_info("%s: %s, %llu ns (%s)",
+		 class_name(t, ci, name, sizeof(name)),
 		 gdr_copy_path_names[best], (unsigned long long)est[best],
 		 c->want ? "median of 15" : "first quartile of 5");
 	atomic_store_explicit(&c->path, best, memory_order_release);
@@ -229,6 +243,7 @@ void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns)
 	struct gdr_tune_class *c = &t->c[ci];
 	int rival = atomic_load_explicit(&c->rival, memory_order_relaxed);
 	uint64_t w[GDR_WATCH], now;
+	char name[160];
 	int k;
 
 	/* Only a choice the class's own copies take: not one that a
@@ -247,10 +262,8 @@ void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns)
 	now = quartile(w, GDR_WATCH);
 	if (now * 100 <= c->rival_ns * GDR_CLOSE)
 		return;
-	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping, %s host memory): %s now takes %llu ns, %s took %llu when it was chosen: measuring again",
-		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
-		 t->to_gpu ? "to" : "from", t->dev,
-		 gdr_mapping_type_name(t->type), gdr_host_kind_names[t->kind],
+	gdr_info("%s: %s now takes %llu ns, %s took %llu when it was chosen: measuring again",
+		 class_name(t, ci, name, sizeof(name)),
 		 gdr_copy_path_names[p], (unsigned long long)now,
 		 gdr_copy_path_names[rival],
 		 (unsigned long long)c->rival_ns);
@@ -308,6 +321,7 @@ void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
 	uint64_t r[GDR_RIVAL], now, theirs;
 	int k, every = atomic_load_explicit(&c->rival_every,
 					    memory_order_relaxed);
+	char name[160];
 
 	if (atomic_load_explicit(&c->path, memory_order_relaxed) != p ||
 	    atomic_load_explicit(&c->rival, memory_order_relaxed) != q)
@@ -330,10 +344,8 @@ void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
 				      memory_order_relaxed);
 	if (theirs * GDR_SWITCH >= now * 100)
 		return;
-	gdr_info("copies of %zu-%zu bytes %s device %d (%s mapping, %s host memory): %s takes %llu ns, %s beside it %llu: %s serves them",
-		 (size_t)1 << ci, ((size_t)2 << ci) - 1,
-		 t->to_gpu ? "to" : "from", t->dev,
-		 gdr_mapping_type_name(t->type), gdr_host_kind_names[t->kind],
+	gdr_info("%s: %s takes %llu ns, %s beside it %llu: %s serves them",
+		 class_name(t, ci, name, sizeof(name)),
 		 gdr_copy_path_names[p], (unsigned long long)now,
 		 gdr_copy_path_names[q], (unsigned long long)theirs,
 		 gdr_copy_path_names[q]);
