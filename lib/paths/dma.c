@@ -53,26 +53,39 @@ static _Thread_local struct queue *last_queue;
  * CUDA answers whether host memory is pinned in 0.12-0.22 us for pinned
  * memory and 0.24-0.40 for pageable on an H200: a few percent of an 8 KiB
  * DMA read (7.5 us), a tenth of a 64 KiB write through the mapping.
- * Programs copy the same buffers again and again.
+ * Programs copy the same buffers again and again, often taking turns
+ * between two or a few (double buffering): the thread keeps its last
+ * HOST_SEEN answers, the oldest replaced first.
  */
-static _Thread_local struct {
+#define HOST_SEEN	4
+
+static _Thread_local struct host_seen {
 	const void *host;
 	size_t n;
 	unsigned int left;
 	int pinned;
-} host_seen;
+} host_seen[HOST_SEEN];
+static _Thread_local unsigned int host_seen_next;
 
 int gdr_host_pinned_reused(const void *host, size_t n)
 {
-	if (host == host_seen.host && n == host_seen.n && host_seen.left) {
-		host_seen.left--;
-		return host_seen.pinned;
+	struct host_seen *e = NULL;
+	int i;
+
+	for (i = 0; i < HOST_SEEN && !e; i++)
+		if (host_seen[i].host == host && host_seen[i].n == n)
+			e = &host_seen[i];
+	if (e && e->left) {
+		e->left--;
+		return e->pinned;
 	}
-	host_seen.pinned = gdr_cuda_host_pinned(host, n);
-	host_seen.host = host;
-	host_seen.n = n;
-	host_seen.left = GDR_HOST_REUSE;
-	return host_seen.pinned;
+	if (!e)
+		e = &host_seen[host_seen_next++ % HOST_SEEN];
+	e->pinned = gdr_cuda_host_pinned(host, n);
+	e->host = host;
+	e->n = n;
+	e->left = GDR_HOST_REUSE;
+	return e->pinned;
 }
 
 /* The queue for memory of context key (NULL: dev's primary). */

@@ -5,8 +5,8 @@
  * not at each (lib/paths/dma.c, gdr_host_pinned_reused): CUDA takes
  * 0.12-0.40 µs to answer on an H200, a tenth of a 64 KiB write through
  * the mapping.  Both the chosen path's question (from 64 KiB) and the DMA
- * path's own (bounce buffer or not, 4-64 KiB) reuse it; another buffer or
- * size asks; a buffer registered since is seen pinned within 64 copies,
+ * path's own (bounce buffer or not, 4-64 KiB) reuse it, for a few
+ * buffers at once (double buffering); another buffer or size asks; a buffer registered since is seen pinned within 64 copies,
  * and its copies then take the pinned memory's path; a copy by a path
  * named asks afresh, so the staged path refuses a buffer registered a
  * copy ago.  Every copy's bytes reach the GPU, checked.
@@ -61,6 +61,24 @@ static int writes(gdr_mh_t mh, char *map, CUdeviceptr gpu,
 	return atomic_load(&fake_host_queries) - before;
 }
 
+/* Writes of N bytes from two buffers in turn (double buffering), times
+ * each, checked; the host queries they made. */
+static int alternate(gdr_mh_t mh, char *map, CUdeviceptr gpu, int times)
+{
+	unsigned char *two[2] = { buf, buf + AREA / 2 };
+	int k, before = atomic_load(&fake_host_queries);
+
+	for (k = 0; k < 2 * times; k++) {
+		pattern(two[k & 1], N, (unsigned int)k);
+		LIB(gdrmap_copy_to_mapping(mh, map, two[k & 1], N), 0);
+		memset(back, POISON, N);
+		CHECK(fake_gpu_rw(gpu, back, N, 0) == 0, "read the GPU side");
+		CHECK(memcmp(back, two[k & 1], N) == 0,
+		      "write %d from buffer %d: bytes wrong", k, k & 1);
+	}
+	return atomic_load(&fake_host_queries) - before;
+}
+
 static void reuse(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 {
 	int asked, err, dma;
@@ -77,6 +95,10 @@ static void reuse(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	asked = writes(mh, map, gpu, buf, 2 * N, 100, 0);
 	CHECK(asked >= 2 && asked <= 3,
 	      "another size asks again (%d times in 100)", asked);
+	asked = alternate(mh, map, gpu, 320);
+	CHECK(asked >= 10 && asked <= 14,
+	      "two buffers taking turns, 640 writes: asked CUDA %d times, not once in 64 each",
+	      asked);
 	CHECK(writes(mh, map, gpu, buf, N / 4, 640, GDRMAP_COPY_PATH_DMA) <=
 	      12, "640 DMA writes of 16 KiB: the bounce buffer's question asked at most 12 times");
 
