@@ -31,10 +31,10 @@ int gdr_dma(uint64_t gpu, void *host, size_t n, int to_gpu, int host_pinned,
 /*
  * Whether CUDA has pinned [host, +n) (gdr_cuda_host_pinned), an answer
  * the thread got for the same buffer and size (one of its last few)
- * reused for its next GDR_HOST_REUSE questions of them.  For choosing how to copy only: an answer
- * gone stale (a buffer registered or unregistered since) picks a slower
- * way for those copies, never a wrong one, as CUDA stages pageable
- * memory that it is handed as if pinned.
+ * reused for its next GDR_HOST_REUSE questions of them.  For choosing
+ * how to copy only: an answer gone stale (a buffer registered or
+ * unregistered since) picks a slower way for those copies, never a wrong
+ * one, as CUDA stages pageable memory that it is handed as if pinned.
  */
 #define GDR_HOST_REUSE	64
 int gdr_host_pinned_reused(const void *host, size_t n);

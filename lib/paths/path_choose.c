@@ -308,9 +308,10 @@ static uint64_t choice_now(const struct gdr_tune_class *c)
  * the rival is timed too, among the watched copies and in their place,
  * most often just after the choice and ever more rarely while the choice
  * holds; those copies cost their caller at most what the rival costs
- * now, and a rival found to have lost by far is timed no more.  Timed beside the choice's own copies, through the same caller's
- * work, a rival faster by GDR_SWITCH is a better word than the choice's
- * few copies at the start: it takes the choice's place at once.  Medians,
+ * now, and a rival found to have lost by far is timed no more.  Timed
+ * beside the choice's own copies, through the same caller's work, a
+ * rival faster by GDR_SWITCH is a better word than the choice's few
+ * copies at the start: it takes the choice's place at once.  Medians,
  * as in a close contest: a path whose copies come at two speeds must not
  * win on its fast ones (test_copy_auto_two_speeds).
  */

@@ -6,10 +6,11 @@
  * 0.12-0.40 µs to answer on an H200, a tenth of a 64 KiB write through
  * the mapping.  Both the chosen path's question (from 64 KiB) and the DMA
  * path's own (bounce buffer or not, 4-64 KiB) reuse it, for a few
- * buffers at once (double buffering); another buffer or size asks; a buffer registered since is seen pinned within 64 copies,
- * and its copies then take the pinned memory's path; a copy by a path
- * named asks afresh, so the staged path refuses a buffer registered a
- * copy ago.  Every copy's bytes reach the GPU, checked.
+ * buffers at once (double buffering); another buffer or size asks; a
+ * buffer registered since is seen pinned within 64 copies, and its
+ * copies then take the pinned memory's path; a copy by a path named asks
+ * afresh, so the staged path refuses a buffer registered a copy ago.
+ * Every copy's bytes reach the GPU, checked.
  *
  * The chosen path's cost is a model of 128 KiB writes: the mapping
  * 10 µs, DMA 5 µs from registered memory and 30 from pageable, threads
