@@ -29,6 +29,7 @@
 #include "cuda_load.h"
 #include "gdrapi.h"
 #include "check.h"
+#include "crash_report.h"
 
 #define GPU_CUDA_FUNCS(X)						\
 	CUDA_FN(X, Init)						\
@@ -150,6 +151,7 @@ static inline int gpu_setup(void)
 	CUdevice dev;
 	int i;
 
+	crash_report_install();
 	switch (cuda_load_syms(syms, sizeof(syms) / sizeof(syms[0]), &what)) {
 	case CUDA_LOADED:
 		break;
