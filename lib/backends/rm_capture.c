@@ -481,8 +481,9 @@ int gdr_rm_capture_export(const struct gdr_cuda_scope *s, uint64_t va,
 		return err;
 	out->count = 0;
 	err = rm_capture_run(libcuda, do_export, &c, out, why, why_len);
-	/* The dma-buf itself is not needed: the objects are. */
-	if (c.fd >= 0)
+	/* The dma-buf itself is not needed: the objects are.  After a
+	 * failed call the fd is not ours, whatever CUDA left in it. */
+	if (c.res == CUDA_SUCCESS && c.fd >= 0)
 		close(c.fd);
 	if (err)
 		return err;
