@@ -6,7 +6,9 @@
 # asking for a DMA is fastest, size by size, beside gdrmap's own DMA path
 # (dma_stream_probe.c, against the library built here), and what pinning
 # a pageable buffer for the length of one copy costs (host_register_probe.c),
-# and what each CUDA question of a DMA copy costs (cuda_query_probe.c).
+# and what each CUDA question of a DMA copy costs (cuda_query_probe.c),
+# and small copies by gdrmap_copy_* beside gdr_copy_*, timed in blocks
+# (small_write_probe.c).
 # usage: bench/probes/run-probes.sh OUTDIR      (from the top of the tree)
 set -u
 out=${1:?usage: run-probes.sh OUTDIR}
@@ -66,3 +68,8 @@ echo "probe exit $?" >>"$out/host-register-probe.txt"
 	-I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda &&
 	taskset -c 2 /tmp/cuda_query_probe 2000; } >"$out/cuda-query-probe.txt" 2>&1
 echo "probe exit $?" >>"$out/cuda-query-probe.txt"
+{ cc -O2 -o /tmp/small_write_probe "$here/small_write_probe.c" \
+	-I/usr/local/cuda/include -I"$top/include" -L"$lib/lib" -lgdrapi \
+	-Wl,-rpath,"$lib/lib" -L/usr/local/cuda/lib64/stubs -lcuda &&
+	taskset -c 2 /tmp/small_write_probe 401; } >"$out/small-write-probe.txt" 2>&1
+echo "probe exit $?" >>"$out/small-write-probe.txt"
