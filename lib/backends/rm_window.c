@@ -38,6 +38,7 @@ struct rm_obj {
 	uint32_t dup;
 	uint64_t va_base;
 	uint64_t size;
+	int size_known;		/* RM told size */
 	int mapped_only;
 };
 
@@ -123,6 +124,7 @@ static int pin_obj(struct rm_pin *p, uint32_t src, uint64_t va_base)
 	p->objs[p->nobj].dup = 0;
 	p->objs[p->nobj].va_base = va_base;
 	p->objs[p->nobj].size = 0;
+	p->objs[p->nobj].size_known = 0;
 	p->objs[p->nobj].mapped_only = 0;
 	return (int)p->nobj++;
 }
@@ -195,59 +197,8 @@ out:
 	return err;
 }
 
-/* The allocation CUDA knows at or after va inside its page, if any:
- * sub-page allocations need not start on a page. */
-static int alloc_in_page(const struct gdr_cuda_scope *s, uint64_t page,
-			 CUdeviceptr *base, size_t *size)
-{
-	uint64_t q;
-
-	for (q = page; q < page + host_page; q += ALLOC_ALIGN)
-		if (s->call->MemGetAddressRange(base, size, q) ==
-		    CUDA_SUCCESS)
-			return 1;
-	return 0;
-}
-
-/* Export every allocation CUDA knows in [w, e), page by page. */
-static int export_window(struct rm_pin *p, const struct gdr_cuda_scope *s,
-			 uint64_t w, uint64_t e, char *why, size_t why_len)
-{
-	struct gdr_cuda_ptr what;
-	CUdeviceptr base;
-	size_t size;
-	uint64_t pg = w, end;
-	int err;
-
-	while (pg < e) {
-		if (seg_at(p, pg) >= 0) {
-			pg += host_page;
-			continue;
-		}
-		if (!alloc_in_page(s, pg, &base, &size)) {
-			pg += host_page;
-			continue;
-		}
-		end = page_up(base + size);
-		end = end < e ? end : e;
-		/* cuMemCreate memory belongs to no context. */
-		gdr_cuda_pointer(base, &what);
-		err = export_range(p, s, pg, end, what.dev >= 0 && !what.ctx,
-				   why, why_len);
-		if (err == GDR_PIN_UNMAPPABLE) {
-			/* Another page may still name the object. */
-			gdr_dbg("%s", why);
-			pg += host_page;
-			continue;
-		}
-		if (err)
-			return err;
-		pg = end;
-	}
-	return 0;
-}
-
-/* Duplicate each object and learn its size. */
+/* Duplicate each object not yet duplicated and learn its size: RM's
+ * answer, or else at least what the exports have covered so far. */
 static int dup_objects(struct rm_pin *p, char *why, size_t why_len)
 {
 	uint32_t i, j;
@@ -256,17 +207,22 @@ static int dup_objects(struct rm_pin *p, char *why, size_t why_len)
 	for (i = 0; i < p->nobj; i++) {
 		struct rm_obj *o = &p->objs[i];
 
-		err = gdr_rm_dup(p->gpu, p->client, o->src, &o->dup, why,
-				 why_len);
-		/* RM's share policy keeps this memory from the library's
-		 * client (a MIG instance it cannot join): memory this
-		 * backend cannot map, which the core serves copy-only. */
-		if (err == EPERM)
-			return GDR_PIN_UNMAPPABLE;
-		if (err)
-			return err;
-		if (gdr_rm_object_size(o->dup, &o->size) || !o->size) {
-			/* At least what the exports covered. */
+		if (!o->dup) {
+			err = gdr_rm_dup(p->gpu, p->client, o->src, &o->dup,
+					 why, why_len);
+			/* RM's share policy keeps this memory from the
+			 * library's client (a MIG instance it cannot
+			 * join): memory this backend cannot map, which
+			 * the core serves copy-only. */
+			if (err == EPERM)
+				return GDR_PIN_UNMAPPABLE;
+			if (err)
+				return err;
+			o->size_known = !gdr_rm_object_size(o->dup, &o->size) &&
+					o->size;
+		}
+		if (!o->size_known) {
+			o->size = 0;
 			for (j = 0; j < p->nseg; j++)
 				if (p->seg[j].obj == i &&
 				    p->seg[j].va + p->seg[j].len - o->va_base >
@@ -288,6 +244,81 @@ static int fill_page(struct rm_pin *p, uint64_t pg)
 		if (!p->objs[i].mapped_only && pg >= p->objs[i].va_base &&
 		    pg + host_page <= p->objs[i].va_base + p->objs[i].size)
 			return !pin_seg(p, pg, host_page, (int)i);
+	return 0;
+}
+
+/* The allocation CUDA knows holding va, or else the first that starts
+ * after va and before stop: sub-page allocations need not start on a
+ * page. */
+static int alloc_from(const struct gdr_cuda_scope *s, uint64_t va,
+		      uint64_t stop, CUdeviceptr *base, size_t *size)
+{
+	uint64_t q;
+
+	if (s->call->MemGetAddressRange(base, size, va) == CUDA_SUCCESS)
+		return 1;
+	for (q = (va + ALLOC_ALIGN) & ~(uint64_t)(ALLOC_ALIGN - 1); q < stop;
+	     q += ALLOC_ALIGN)
+		if (s->call->MemGetAddressRange(base, size, q) ==
+		    CUDA_SUCCESS)
+			return 1;
+	return 0;
+}
+
+/*
+ * Cover the asked-for bytes [a, e): each page not yet covered by a
+ * stretch, nor by an object already known (fill_page), is exported with
+ * the rest of its allocation inside the window [w, we), and the objects
+ * the export names are duplicated and sized at once, so that a window of
+ * suballocated buffers costs one export.  Only what the caller asked for
+ * is exported: the rest of the window may hold other threads' buffers,
+ * which they may free while the export runs, and libcuda's export of a
+ * range holding an allocation being freed dereferences NULL
+ * (test_gpu_rm_threads on an H200, driver 580.159.04: 3 crashes in 16
+ * runs when the whole window was exported).  The window's other pages
+ * are covered from the objects found here, or the window narrows.
+ */
+static int export_asked(struct rm_pin *p, const struct gdr_cuda_scope *s,
+			uint64_t a, uint64_t e, uint64_t w, uint64_t we,
+			char *why, size_t why_len)
+{
+	struct gdr_cuda_ptr what;
+	CUdeviceptr base;
+	size_t size;
+	uint64_t q = a, pg, stop, start, end;
+	int err;
+
+	while (q < e) {
+		pg = page_down(q);
+		stop = pg + host_page < e ? pg + host_page : e;
+		if (seg_at(p, pg) >= 0 || fill_page(p, pg) ||
+		    !alloc_from(s, q, stop, &base, &size)) {
+			q = pg + host_page;
+			continue;
+		}
+		/* The allocation's pages in the window, from the first one
+		 * no stretch covers. */
+		start = page_down(base) > w ? page_down(base) : w;
+		while (start < pg && seg_at(p, start) >= 0)
+			start += host_page;
+		end = page_up(base + size);
+		end = end < we ? end : we;
+		/* cuMemCreate memory belongs to no context. */
+		gdr_cuda_pointer(base, &what);
+		err = export_range(p, s, start, end,
+				   what.dev >= 0 && !what.ctx, why, why_len);
+		if (err == GDR_PIN_UNMAPPABLE) {
+			/* Another page may still name the object. */
+			gdr_dbg("%s", why);
+			q = pg + host_page;
+			continue;
+		}
+		if (!err)
+			err = dup_objects(p, why, why_len);
+		if (err)
+			return err;
+		q = end;
+	}
 	return 0;
 }
 
@@ -353,7 +384,7 @@ struct rm_pin *rm_window_pin(const struct gdr_cuda_scope *s,
 	p->objs = p->obj;
 	p->obj_room = sizeof(p->obj) / sizeof(p->obj[0]);
 	why[0] = '\0';
-	*err = export_window(p, s, w, e, why, RM_WHY_LEN);
+	*err = export_asked(p, s, addr, addr + size, w, e, why, RM_WHY_LEN);
 	if (!*err && !p->nobj) {
 		/* why holds the last export's refusal, if one was tried. */
 		char last[RM_WHY_LEN / 2];
@@ -364,8 +395,6 @@ struct rm_pin *rm_window_pin(const struct gdr_cuda_scope *s,
 			 last[0] ? ": " : "", last);
 		*err = GDR_PIN_UNMAPPABLE;
 	}
-	if (!*err)
-		*err = dup_objects(p, why, RM_WHY_LEN);
 	for (pg = w; !*err && pg < e; pg += host_page)
 		if (seg_at(p, pg) < 0 && !fill_page(p, pg) &&
 		    pg >= ua && pg < ue) {

@@ -3,10 +3,11 @@
  * RM does not answer the size of a memory object (NV0041_CTRL_CMD_GET_
  * SURFACE_INFO fails): the rm backend falls back to what the exports
  * covered.
- *  - UCX's 64 KiB window around a small suballocated buffer narrows to
- *    the pages of the allocations in it (the free space after them is
- *    not known to be in the object), and is still mapped, not copy-only:
- *    the buffer moves both ways, its neighbours read through it;
+ *  - the 64 KiB window around a small suballocated buffer narrows to the
+ *    object's pages up to the buffer's last one (only what the caller
+ *    asks for is exported, and the object reaches at least that far from
+ *    its start), and is still mapped, not copy-only: the buffer moves
+ *    both ways, the neighbours in those pages read through it;
  *  - a cuMemAlloc allocation of 1 MiB + 100 bytes maps to the end of its
  *    last page, not of its 1 MiB + 64 KiB object;
  *  - a range the caller asks for that reaches past the allocations into
@@ -24,6 +25,7 @@ int main(void)
 {
 	CUdeviceptr small[NSMALL], big, chunk;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), used;
+	int inside = 0;
 	unsigned char data[64], back[64];
 	gdr_info_t info;
 	gdr_mh_t mh;
@@ -43,21 +45,24 @@ int main(void)
 	fake_suballoc_max = 0;
 	big = legacy_alloc(2, SIZE);
 	chunk = small[0];
-	used = (NSMALL - 1) * FAKE_SUBALLOC_ALIGN + 8;
-	used = (used + page - 1) / page * page;
+	used = (small[k] + 8 - chunk + page - 1) / page * page;
 
 	fake_rm_size_status = NV_ERR_NOT_SUPPORTED;
 
-	/* The UCX window: the allocations' pages, still mapped. */
+	/* The window: the object up to the buffer's page, still mapped. */
 	m = rm_pin_map(g, small[k], 8, &mh, &base, &info);
 	CHECK(info.va == chunk && info.mapped_size == used,
-	      "the window narrows to the allocations' pages: [0x%llx, +%llu), not [0x%llx, +%zu)",
+	      "the window narrows to the object up to the buffer's page: [0x%llx, +%llu), not [0x%llx, +%zu)",
 	      (unsigned long long)info.va,
 	      (unsigned long long)info.mapped_size,
 	      (unsigned long long)chunk, used);
 	if (m) {
 		rm_both_ways(mh, m, small[k], 8, 21, "the buffer");
 		for (i = 0; i < NSMALL; i++) {
+			if (small[i] < info.va ||
+			    small[i] + 8 > info.va + info.mapped_size)
+				continue;
+			inside += i != k;
 			v = 0x1234000000000000ULL | (uint64_t)i;
 			r = 0;
 			CHECK(fake_gpu_rw(small[i], &v, 8, 1) == 0, "GPU");
@@ -65,6 +70,7 @@ int main(void)
 					base + (small[i] - info.va), 8), 0);
 			CHECK(r == v, "neighbour %d reads through the window", i);
 		}
+		CHECK(inside > 0, "the window holds %d neighbours", inside);
 	}
 	rm_unmap_unpin(g, mh, base, info.mapped_size);
 

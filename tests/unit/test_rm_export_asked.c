@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The rm backend exports (cuMemGetHandleForAddressRange) only the
+ * allocations that hold bytes the caller asked to pin, never the rest of
+ * the 64 KiB window: other threads' buffers there may be freed while
+ * the export runs, and NVIDIA's libcuda then dereferences NULL inside
+ * the export (seen on an H200, driver 580.159.04, 3 crashes in 16 runs
+ * of test_gpu_rm_threads).  On 24 small buffers suballocated from one
+ * chunk:
+ *  - a pin of one buffer exports only that buffer's page; its window
+ *    still reaches over the chunk from RM's size of the object, so the
+ *    neighbours read through it;
+ *  - a pin of the whole 64 KiB window (UCX's) costs one export: once
+ *    the object is known, the other buffers' pages are covered from it;
+ *  - every export's range lies within the pages of an allocation the
+ *    pin asked for.
+ */
+#include "rm_pins.h"
+
+#define NSMALL	24
+#define WIN	(64UL << 10)
+
+static CUdeviceptr small[NSMALL];
+static CUdeviceptr asked_lo, asked_hi;
+static size_t page;
+static int exports, outside;
+
+/* The fake's export hook: is [va, +len) within the pages of a buffer
+ * holding asked-for bytes? */
+static void seen_export(CUdeviceptr va, uint64_t len)
+{
+	int i;
+
+	exports++;
+	for (i = 0; i < NSMALL; i++) {
+		CUdeviceptr lo = small[i] & ~(CUdeviceptr)(page - 1);
+		CUdeviceptr hi = (small[i] + 8 + page - 1) &
+				 ~(CUdeviceptr)(page - 1);
+
+		if (small[i] < asked_hi && small[i] + 8 > asked_lo &&
+		    va >= lo && va + len <= hi)
+			return;
+	}
+	outside++;
+	fprintf(stderr, "export of [0x%llx, +%llu) holds no asked-for buffer's page alone\n",
+		(unsigned long long)va, (unsigned long long)len);
+}
+
+static void pin_one(gdr_t g, int k)
+{
+	gdr_info_t info;
+	gdr_mh_t mh;
+	char *base, *m;
+	uint64_t v, r;
+	int i, inside = 0;
+
+	asked_lo = small[k];
+	asked_hi = small[k] + 8;
+	exports = outside = 0;
+	m = rm_pin_map(g, small[k], 8, &mh, &base, &info);
+	CHECK(exports == 1 && outside == 0,
+	      "a pin of buffer %d: %d exports, %d beyond its page", k,
+	      exports, outside);
+	if (m) {
+		rm_both_ways(mh, m, small[k], 8, 30 + k, "the buffer");
+		for (i = 0; i < NSMALL; i++) {
+			if (i == k || small[i] < info.va ||
+			    small[i] + 8 > info.va + info.mapped_size)
+				continue;
+			inside++;
+			v = 0x4321000000000000ULL | (uint64_t)i;
+			r = 0;
+			CHECK(fake_gpu_rw(small[i], &v, 8, 1) == 0, "GPU");
+			CHECK_RET(gdr_copy_from_mapping(mh, &r,
+					base + (small[i] - info.va), 8), 0);
+			CHECK(r == v, "neighbour %d reads through the window",
+			      i);
+		}
+	}
+	CHECK(inside == NSMALL - 1,
+	      "the window of buffer %d holds %d of its %d neighbours", k,
+	      inside, NSMALL - 1);
+	rm_unmap_unpin(g, mh, base, info.mapped_size);
+}
+
+int main(void)
+{
+	gdr_info_t info;
+	gdr_mh_t mh;
+	char *base, *m;
+	CUdeviceptr win;
+	int i;
+	gdr_t g;
+
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	fake_rm_install();
+	fake_enter_start(START_OWN_PRIMARY, 1);
+	g = rm_open();
+	if (!g)
+		return test_done();
+	fake_suballoc_max = 4096;
+	for (i = 0; i < NSMALL; i++)
+		small[i] = legacy_alloc(1, 8);
+	fake_suballoc_max = 0;
+	fake_rm_after_export = seen_export;
+
+	pin_one(g, 0);
+	pin_one(g, 12);
+	pin_one(g, NSMALL - 1);
+
+	/* UCX's window over all of them: asked for, exported once. */
+	win = small[0] & ~(CUdeviceptr)(WIN - 1);
+	CHECK(small[NSMALL - 1] + 8 <= win + WIN, "one window holds them");
+	asked_lo = win;
+	asked_hi = win + WIN;
+	exports = outside = 0;
+	m = rm_pin_map(g, win, WIN, &mh, &base, &info);
+	CHECK(exports == 1 && outside == 0,
+	      "a pin of the window: %d exports, %d beyond its buffers",
+	      exports, outside);
+	if (m)
+		rm_both_ways(mh, m + (small[5] - win), small[5], 8, 77,
+			     "buffer 5 in the window");
+	rm_unmap_unpin(g, mh, base, info.mapped_size);
+
+	fake_rm_after_export = NULL;
+	CHECK_RET(gdr_close(g), 0);
+	fake_leave_start(START_OWN_PRIMARY, 1);
+	return rm_done(1);
+}
