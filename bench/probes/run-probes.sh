@@ -8,7 +8,8 @@
 # a pageable buffer for the length of one copy costs (host_register_probe.c),
 # and what each CUDA question of a DMA copy costs (cuda_query_probe.c),
 # and small copies by gdrmap_copy_* beside gdr_copy_*, timed in blocks
-# (small_write_probe.c).
+# (small_write_probe.c), and whether libcuda's dma-buf export survives
+# other threads freeing memory in the exported range (export_race_probe.c).
 # usage: bench/probes/run-probes.sh OUTDIR      (from the top of the tree)
 set -u
 out=${1:?usage: run-probes.sh OUTDIR}
@@ -73,3 +74,8 @@ echo "probe exit $?" >>"$out/cuda-query-probe.txt"
 	-Wl,-rpath,"$lib/lib" -L/usr/local/cuda/lib64/stubs -lcuda &&
 	taskset -c 2 /tmp/small_write_probe 401; } >"$out/small-write-probe.txt" 2>&1
 echo "probe exit $?" >>"$out/small-write-probe.txt"
+{ cc -O2 -o /tmp/export_race_probe "$here/export_race_probe.c" \
+	-I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda -lpthread &&
+	for m in window pages window pages; do
+		timeout 30 /tmp/export_race_probe $m 8; echo "exit $? ($m)"
+	done; } >"$out/export-race-probe.txt" 2>&1
