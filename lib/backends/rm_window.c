@@ -273,10 +273,11 @@ static int alloc_from(const struct gdr_cuda_scope *s, uint64_t va,
  * suballocated buffers costs one export.  Only what the caller asked for
  * is exported: the rest of the window may hold other threads' buffers,
  * which they may free while the export runs, and libcuda's export of a
- * range holding an allocation being freed dereferences NULL
- * (test_gpu_rm_threads on an H200, driver 580.159.04: 3 crashes in 16
- * runs when the whole window was exported).  The window's other pages
- * are covered from the objects found here, or the window narrows.
+ * range holding an allocation being freed dereferences NULL (H200,
+ * driver 580.159.04: test_gpu_rm_threads crashed 3 times in 16 runs when
+ * the whole window was exported, and bench/probes/export_race_probe.c
+ * crashes so within seconds).  The window's other pages are covered from
+ * the objects found here, or the window narrows.
  */
 static int export_asked(struct rm_pin *p, const struct gdr_cuda_scope *s,
 			uint64_t a, uint64_t e, uint64_t w, uint64_t we,
