@@ -42,7 +42,8 @@ static void crash_put_hex(uintptr_t v)
 	b[0] = '0';
 	b[1] = 'x';
 	for (i = 0; i < digits; i++)
-		b[2 + i] = "0123456789abcdef"[(v >> (4 * (digits - 1 - i))) & 15];
+		b[2 + i] = "0123456789abcdef"[(v >> (4 * (digits - 1 - i))) &
+					      15];
 	b[sizeof(b) - 1] = '\0';
 	crash_puts(b);
 }
@@ -104,7 +105,8 @@ static void crash_print_maps(uintptr_t a, uintptr_t b)
 			p++;
 			hi = crash_hex_field(&p);
 			if ((a >= lo && a < hi) || (b >= lo && b < hi)) {
-				size_t n = k < sizeof(line) ? k : sizeof(line) - 1;
+				size_t n = k < sizeof(line) ? k :
+					   sizeof(line) - 1;
 
 				memcpy(line, buf, n);
 				line[n] = '\0';

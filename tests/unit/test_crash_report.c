@@ -53,7 +53,8 @@ int main(void)
 	waitpid(pid, &status, 0);
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
 	      "the child still dies of SIGSEGV (status 0x%x)", status);
-	CHECK(strstr(out, "CRASH: signal 11, code 1, address 0x0000000000000040"),
+	CHECK(strstr(out, "CRASH: signal 11, code 1, address "
+			  "0x0000000000000040"),
 	      "the report names the signal and the address:\n%s", out);
 	CHECK(strstr(out, "backtrace") && strstr(out, "test_crash_report("),
 	      "the backtrace names the test's own frames:\n%s", out);

@@ -68,7 +68,8 @@ int main(void)
 			CHECK(fake_gpu_rw(small[i], &v, 8, 1) == 0, "GPU");
 			CHECK_RET(gdr_copy_from_mapping(mh, &r,
 					base + (small[i] - info.va), 8), 0);
-			CHECK(r == v, "neighbour %d reads through the window", i);
+			CHECK(r == v, "neighbour %d reads through the window",
+			      i);
 		}
 		CHECK(inside > 0, "the window holds %d neighbours", inside);
 	}
