@@ -117,6 +117,18 @@ static inline CUdeviceptr legacy_alloc(int dev, size_t size)
 	return p;
 }
 
+/* n buffers of size bytes of legacy memory of dev, carved side by side
+ * from one chunk (fake_cuda's suballocator, as cudaMalloc does). */
+static inline void suballocated(int dev, CUdeviceptr *p, int n, size_t size)
+{
+	int i;
+
+	fake_suballoc_max = 4096;
+	for (i = 0; i < n; i++)
+		p[i] = legacy_alloc(dev, size);
+	fake_suballoc_max = 0;
+}
+
 /* VMM memory of dev with the given handle types (0: none). */
 static inline CUdeviceptr vmm_alloc(int dev, size_t size, int types)
 {

@@ -102,6 +102,32 @@ static inline char *rm_pin_map(gdr_t g, CUdeviceptr p, size_t n,
 	return *base ? *base + (p - info->va) : NULL;
 }
 
+/* The 8-byte buffers p[0..n) other than p[skip] that lie inside the
+ * window of info (mapped at base): each read through the mapping after
+ * the GPU wrote it, every one checked; how many there were. */
+static inline int rm_neighbour_reads(gdr_mh_t mh, const char *base,
+				     const gdr_info_t *info,
+				     const CUdeviceptr *p, int n, int skip)
+{
+	uint64_t v, r;
+	int i, inside = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i == skip || p[i] < info->va ||
+		    p[i] + 8 > info->va + info->mapped_size)
+			continue;
+		inside++;
+		v = 0x4321000000000000ULL | ((uint64_t)skip << 16) |
+		    (uint64_t)i;
+		r = 0;
+		CHECK(fake_gpu_rw(p[i], &v, 8, 1) == 0, "GPU");
+		CHECK_RET(gdr_copy_from_mapping(mh, &r,
+				base + (p[i] - info->va), 8), 0);
+		CHECK(r == v, "neighbour %d reads through the window", i);
+	}
+	return inside;
+}
+
 static inline void rm_unmap_unpin(gdr_t g, gdr_mh_t mh, char *base,
 				  size_t len)
 {

@@ -51,8 +51,7 @@ static void pin_one(gdr_t g, int k)
 	gdr_info_t info;
 	gdr_mh_t mh;
 	char *base, *m;
-	uint64_t v, r;
-	int i, inside = 0;
+	int inside = 0;
 
 	asked_lo = small[k];
 	asked_hi = small[k] + 8;
@@ -63,19 +62,8 @@ static void pin_one(gdr_t g, int k)
 	      exports, outside);
 	if (m) {
 		rm_both_ways(mh, m, small[k], 8, 30 + k, "the buffer");
-		for (i = 0; i < NSMALL; i++) {
-			if (i == k || small[i] < info.va ||
-			    small[i] + 8 > info.va + info.mapped_size)
-				continue;
-			inside++;
-			v = 0x4321000000000000ULL | (uint64_t)i;
-			r = 0;
-			CHECK(fake_gpu_rw(small[i], &v, 8, 1) == 0, "GPU");
-			CHECK_RET(gdr_copy_from_mapping(mh, &r,
-					base + (small[i] - info.va), 8), 0);
-			CHECK(r == v, "neighbour %d reads through the window",
-			      i);
-		}
+		inside = rm_neighbour_reads(mh, base, &info, small, NSMALL,
+					    k);
 	}
 	CHECK(inside == NSMALL - 1,
 	      "the window of buffer %d holds %d of its %d neighbours", k,
@@ -89,7 +77,6 @@ int main(void)
 	gdr_mh_t mh;
 	char *base, *m;
 	CUdeviceptr win;
-	int i;
 	gdr_t g;
 
 	page = (size_t)sysconf(_SC_PAGESIZE);
@@ -98,10 +85,7 @@ int main(void)
 	g = rm_open();
 	if (!g)
 		return test_done();
-	fake_suballoc_max = 4096;
-	for (i = 0; i < NSMALL; i++)
-		small[i] = legacy_alloc(1, 8);
-	fake_suballoc_max = 0;
+	suballocated(1, small, NSMALL, 8);
 	fake_rm_after_export = seen_export;
 
 	pin_one(g, 0);

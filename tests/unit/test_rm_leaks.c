@@ -117,10 +117,7 @@ int main(void)
 	fake_rm_install();
 	legacy = legacy_alloc(0, SIZE);
 	pair = pair_of(2);
-	fake_suballoc_max = 4096;
-	for (i = 0; i < 4; i++)
-		small[i] = legacy_alloc(1, 64);
-	fake_suballoc_max = 0;
+	suballocated(1, small, 4, 64);
 	g = rm_open();
 	if (!g)
 		return test_done();

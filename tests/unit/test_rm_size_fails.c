@@ -30,8 +30,7 @@ int main(void)
 	gdr_info_t info;
 	gdr_mh_t mh;
 	char *base, *m;
-	uint64_t v, r;
-	int i, k = 12;
+	int k = 12;
 	gdr_t g;
 
 	fake_rm_install();
@@ -39,10 +38,7 @@ int main(void)
 	g = rm_open();
 	if (!g)
 		return test_done();
-	fake_suballoc_max = 4096;
-	for (i = 0; i < NSMALL; i++)
-		small[i] = legacy_alloc(2, 8);
-	fake_suballoc_max = 0;
+	suballocated(2, small, NSMALL, 8);
 	big = legacy_alloc(2, SIZE);
 	chunk = small[0];
 	used = (small[k] + 8 - chunk + page - 1) / page * page;
@@ -58,19 +54,8 @@ int main(void)
 	      (unsigned long long)chunk, used);
 	if (m) {
 		rm_both_ways(mh, m, small[k], 8, 21, "the buffer");
-		for (i = 0; i < NSMALL; i++) {
-			if (small[i] < info.va ||
-			    small[i] + 8 > info.va + info.mapped_size)
-				continue;
-			inside += i != k;
-			v = 0x1234000000000000ULL | (uint64_t)i;
-			r = 0;
-			CHECK(fake_gpu_rw(small[i], &v, 8, 1) == 0, "GPU");
-			CHECK_RET(gdr_copy_from_mapping(mh, &r,
-					base + (small[i] - info.va), 8), 0);
-			CHECK(r == v, "neighbour %d reads through the window",
-			      i);
-		}
+		inside = rm_neighbour_reads(mh, base, &info, small, NSMALL,
+					    k);
 		CHECK(inside > 0, "the window holds %d neighbours", inside);
 	}
 	rm_unmap_unpin(g, mh, base, info.mapped_size);

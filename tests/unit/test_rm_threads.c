@@ -130,10 +130,7 @@ int main(void)
 	fake_rm_install();
 	for (t = 0; t < THREADS; t++)
 		own[t] = legacy_alloc(t % FAKE_DEVS, SIZE);
-	fake_suballoc_max = 4096;
-	for (t = 0; t < THREADS; t++)
-		small[t] = legacy_alloc(1, 64);
-	fake_suballoc_max = 0;
+	suballocated(1, small, THREADS, 64);
 	fake_DevicePrimaryCtxRetain(&fake_cur, 2);
 	ok = fake_MemAddressReserve(&pair, 2 * GRAN, 0, 0, 0) == CUDA_SUCCESS;
 	for (t = 0; ok && t < 2; t++) {
