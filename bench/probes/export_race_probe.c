@@ -7,20 +7,22 @@
  * threads cuMemAlloc and cuMemFree small buffers; since the backend
  * exports only the allocations asked for, 0 in 32.  One mode per process
  * (a crash ends only it), for SECONDS: four threads allocate and free
- * 4 KiB and 64 KiB buffers; the main thread, once they run, allocates a
- * 4 KiB buffer of its own among theirs and exports one range over and
+ * BYTES and 64 KiB buffers; the main thread, once they run, allocates a
+ * BYTES buffer of its own among theirs and exports one range over and
  * over:
  *   window  the 64 KiB-aligned window around its buffer, where other
  *           threads' buffers come and go (what the rm backend exported
  *           up to 2026-12-02);
- *   pages   its buffer's page: only the ends of neighbours that share
- *           it (what the rm backend exports now).
+ *   pages   its buffer's pages, and the neighbours that share them
+ *           (what the rm backend exports now).
+ * BYTES defaults to 4096; below a page, the buffers share pages, and in
+ * "pages" mode other threads' buffers are freed inside the range too.
  * Prints exports done and refused, the workers' allocations, and how
  * many of those landed inside the exported range.
  *
  * Build: cc -O2 -o export_race_probe export_race_probe.c \
  *   -I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda -lpthread
- * usage: export_race_probe window|pages SECONDS
+ * usage: export_race_probe window|pages SECONDS [BYTES]
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,6 +35,7 @@ static atomic_int stop;
 static atomic_long allocs, inside;
 static _Atomic CUdeviceptr range_lo, range_hi;
 static CUcontext ctx;
+static size_t small = 4096;
 
 static void seen(CUdeviceptr p, size_t n)
 {
@@ -47,9 +50,9 @@ static void *worker(void *arg)
 	(void)arg;
 	MUST(cuCtxSetCurrent(ctx));
 	while (!atomic_load(&stop)) {
-		MUST(cuMemAlloc(&a, 4096));
+		MUST(cuMemAlloc(&a, small));
 		MUST(cuMemAlloc(&b, 65536));
-		seen(a, 4096);
+		seen(a, small);
 		seen(b, 65536);
 		MUST(cuMemFree(a));
 		MUST(cuMemFree(b));
@@ -64,11 +67,14 @@ int main(int argc, char **argv)
 	double secs = argc > 2 ? atof(argv[2]) : 5, end;
 	long page = sysconf(_SC_PAGESIZE), done = 0, failed = 0;
 	CUdeviceptr mem, lo, hi;
-	size_t size = 4096;
+	size_t size;
 	pthread_t t[4];
 	char name[128];
 	int drv, i, fd;
 
+	if (argc > 3 && atol(argv[3]) > 0)
+		small = (size_t)atol(argv[3]);
+	size = small;
 	probe_cuda_start(name, sizeof(name), &drv);
 	MUST(cuCtxGetCurrent(&ctx));
 	for (i = 0; i < 4; i++)
