@@ -265,60 +265,101 @@ static int alloc_from(const struct gdr_cuda_scope *s, uint64_t va,
 	return 0;
 }
 
+/* CUDA does not export a range (why says so); unlike a refused dup,
+ * which makes the pin copy-only, another page may still name the
+ * object. */
+#define NOT_EXPORTED (-1)
+
+/* Export [lo, hi) and duplicate and size what it names: 0,
+ * NOT_EXPORTED, GDR_PIN_UNMAPPABLE or an errno. */
+static int export_dup(struct rm_pin *p, const struct gdr_cuda_scope *s,
+		      uint64_t lo, uint64_t hi, int vmm, char *why,
+		      size_t why_len)
+{
+	int err = export_range(p, s, lo, hi, vmm, why, why_len);
+
+	if (err)
+		return err == GDR_PIN_UNMAPPABLE ? NOT_EXPORTED : err;
+	return dup_objects(p, why, why_len);
+}
+
 /*
- * Cover the asked-for bytes [a, e): each page not yet covered by a
- * stretch, nor by an object already known (fill_page), is exported with
- * the rest of its allocation inside the window [w, we), and the objects
- * the export names are duplicated and sized at once, so that a window of
+ * Cover page pg, which holds bytes of allocation [base, +size), inside
+ * the window [w, we).  The allocation's whole pages are exported first:
+ * they hold nothing of anyone else's.  Only where that leaves pg
+ * uncovered (a buffer with no whole page of its own, or no object size
+ * from RM) is pg exported with the allocation's pages around it, and
+ * with whatever of other buffers shares them.
+ */
+static int export_alloc(struct rm_pin *p, const struct gdr_cuda_scope *s,
+			uint64_t pg, CUdeviceptr base, size_t size,
+			uint64_t w, uint64_t we, char *why, size_t why_len)
+{
+	uint64_t lo = page_up(base), hi = page_down(base + size), end;
+	struct gdr_cuda_ptr what;
+	int vmm, err;
+
+	/* cuMemCreate memory belongs to no context. */
+	gdr_cuda_pointer(base, &what);
+	vmm = what.dev >= 0 && !what.ctx;
+	lo = lo > w ? lo : w;
+	hi = hi < we ? hi : we;
+	while (lo < hi && seg_at(p, lo) >= 0)
+		lo += host_page;
+	if (lo < hi) {
+		err = export_dup(p, s, lo, hi, vmm, why, why_len);
+		if (err || seg_at(p, pg) >= 0 || fill_page(p, pg))
+			return err;
+	}
+	/* From pg's first uncovered neighbour of the allocation to the next
+	 * covered page. */
+	lo = page_down(base) > w ? page_down(base) : w;
+	while (lo < pg && seg_at(p, lo) >= 0)
+		lo += host_page;
+	end = page_up(base + size);
+	end = end < we ? end : we;
+	for (hi = pg + host_page; hi < end && seg_at(p, hi) < 0;)
+		hi += host_page;
+	return export_dup(p, s, lo, hi, vmm, why, why_len);
+}
+
+/*
+ * Cover the asked-for bytes [a, e) of the window [w, we): each page not
+ * yet covered by a stretch, nor by an object already known (fill_page),
+ * from the allocation that holds it (export_alloc).  The objects an
+ * export names are duplicated and sized at once, so that a window of
  * suballocated buffers costs one export.  Only what the caller asked for
- * is exported: the rest of the window may hold other threads' buffers,
- * which they may free while the export runs, and libcuda's export of a
- * range holding an allocation being freed dereferences NULL (H200,
- * driver 580.159.04: test_gpu_rm_threads crashed 3 times in 16 runs when
- * the whole window was exported, and bench/probes/export_race_probe.c
- * crashes so within seconds).  The window's other pages are covered from
- * the objects found here, or the window narrows.
+ * is exported, and of it first what holds nothing else: the rest of the
+ * window, and the ends of a buffer's pages, may hold other threads'
+ * buffers, which they may free while the export runs, and libcuda's
+ * export of a range holding an allocation being freed dereferences NULL
+ * (H200, driver 580.159.04: test_gpu_rm_threads crashed 3 times in 16
+ * runs when the whole window was exported; bench/probes/
+ * export_race_probe.c crashes so within seconds exporting a window, and
+ * in one run of three exporting a page shared with 512-byte buffers).
+ * The window's other pages are covered from the objects found here, or
+ * the window narrows.
  */
 static int export_asked(struct rm_pin *p, const struct gdr_cuda_scope *s,
 			uint64_t a, uint64_t e, uint64_t w, uint64_t we,
 			char *why, size_t why_len)
 {
-	struct gdr_cuda_ptr what;
 	CUdeviceptr base;
 	size_t size;
-	uint64_t q = a, pg, stop, start, end;
+	uint64_t q, pg, stop;
 	int err;
 
-	while (q < e) {
+	for (q = a; q < e; q = pg + host_page) {
 		pg = page_down(q);
 		stop = pg + host_page < e ? pg + host_page : e;
 		if (seg_at(p, pg) >= 0 || fill_page(p, pg) ||
-		    !alloc_from(s, q, stop, &base, &size)) {
-			q = pg + host_page;
+		    !alloc_from(s, q, stop, &base, &size))
 			continue;
-		}
-		/* The allocation's pages in the window, from the first one
-		 * no stretch covers. */
-		start = page_down(base) > w ? page_down(base) : w;
-		while (start < pg && seg_at(p, start) >= 0)
-			start += host_page;
-		end = page_up(base + size);
-		end = end < we ? end : we;
-		/* cuMemCreate memory belongs to no context. */
-		gdr_cuda_pointer(base, &what);
-		err = export_range(p, s, start, end,
-				   what.dev >= 0 && !what.ctx, why, why_len);
-		if (err == GDR_PIN_UNMAPPABLE) {
-			/* Another page may still name the object. */
+		err = export_alloc(p, s, pg, base, size, w, we, why, why_len);
+		if (err == NOT_EXPORTED)
 			gdr_dbg("%s", why);
-			q = pg + host_page;
-			continue;
-		}
-		if (!err)
-			err = dup_objects(p, why, why_len);
-		if (err)
+		else if (err)
 			return err;
-		q = end;
 	}
 	return 0;
 }

@@ -13,7 +13,10 @@
  *  - a pin of the whole 64 KiB window (UCX's) costs one export: once
  *    the object is known, the other buffers' pages are covered from it;
  *  - every export's range lies within the pages of an allocation the
- *    pin asked for.
+ *    pin asked for;
+ *  - a buffer of several pages whose first and last pages it shares
+ *    with small neighbours exports only its whole pages, and maps and
+ *    moves every byte, the shared pages covered from the object.
  */
 #include "rm_pins.h"
 
@@ -24,6 +27,8 @@ static CUdeviceptr small[NSMALL];
 static CUdeviceptr asked_lo, asked_hi;
 static size_t page;
 static int exports, outside;
+/* When set, the one range every export must lie in. */
+static CUdeviceptr only_lo, only_hi;
 
 /* The fake's export hook: is [va, +len) within the pages of a buffer
  * holding asked-for bytes? */
@@ -32,7 +37,12 @@ static void seen_export(CUdeviceptr va, uint64_t len)
 	int i;
 
 	exports++;
-	for (i = 0; i < NSMALL; i++) {
+	if (only_hi) {
+		if (va >= only_lo && va + len <= only_hi)
+			return;
+		i = NSMALL;
+	}
+	for (i = 0; i < NSMALL && !only_hi; i++) {
 		CUdeviceptr lo = small[i] & ~(CUdeviceptr)(page - 1);
 		CUdeviceptr hi = (small[i] + 8 + page - 1) &
 				 ~(CUdeviceptr)(page - 1);
@@ -71,6 +81,37 @@ static void pin_one(gdr_t g, int k)
 	rm_unmap_unpin(g, mh, base, info.mapped_size);
 }
 
+/* 8 bytes, 3 pages + 100 bytes, 8 bytes, side by side on device 2: the
+ * big one shares its first and last pages. */
+static void whole_pages(gdr_t g)
+{
+	const size_t big_n = 3 * page + 100;
+	CUdeviceptr before, big, after;
+	gdr_info_t info;
+	gdr_mh_t mh;
+	char *base, *m;
+
+	fake_suballoc_max = 64 << 10;
+	before = legacy_alloc(1, 8);
+	big = legacy_alloc(1, big_n);
+	after = legacy_alloc(1, 8);
+	fake_suballoc_max = 0;
+	CHECK(before < big && big % page && big + big_n < after &&
+	      after / page == (big + big_n) / page,
+	      "the big buffer shares its first and last pages");
+	only_lo = (big + page - 1) & ~(CUdeviceptr)(page - 1);
+	only_hi = (big + big_n) & ~(CUdeviceptr)(page - 1);
+	exports = outside = 0;
+	m = rm_pin_map(g, big, big_n, &mh, &base, &info);
+	CHECK(exports == 1 && outside == 0,
+	      "a pin of 3 pages + 100 bytes: %d exports, %d beyond its whole pages",
+	      exports, outside);
+	if (m)
+		rm_both_ways(mh, m, big, big_n, 91, "3 pages + 100 bytes");
+	rm_unmap_unpin(g, mh, base, info.mapped_size);
+	only_lo = only_hi = 0;
+}
+
 int main(void)
 {
 	gdr_info_t info;
@@ -107,6 +148,7 @@ int main(void)
 			     "buffer 5 in the window");
 	rm_unmap_unpin(g, mh, base, info.mapped_size);
 
+	whole_pages(g);
 	fake_rm_after_export = NULL;
 	CHECK_RET(gdr_close(g), 0);
 	fake_leave_start(START_OWN_PRIMARY, 1);
