@@ -3,10 +3,10 @@
  * The window of an rm pin (rm_window.h): which RM objects lie behind it,
  * which stretch of the window each covers, and their CPU mapping.
  *
- * The window's pages CUDA knows are exported allocation by allocation;
- * the pages between allocations (free space of an object CUDA
- * suballocates) are mapped from the object around them, whose size RM
- * gives, as nvidia_p2p_get_pages would pin them for gdrdrv.  A window
+ * The allocations holding asked-for bytes are exported (export_asked);
+ * every other page of the window (other buffers and free space of an
+ * object CUDA suballocates) is mapped from the object around it, whose
+ * size RM gives, as nvidia_p2p_get_pages would pin it for gdrdrv.  A window
  * page no object covers narrows the window at its ends; inside the range
  * the caller asked for, the pin is refused (GDR_PIN_UNMAPPABLE).
  */
