@@ -102,7 +102,7 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 	struct gdr_tune_class *c = &t->c[ci];
 	uint64_t est[GDR_NPATH], mid[GDR_NPATH], best_other;
 	int p, best = 0, rival = 0, n = wanted(c);
-	char name[160];
+	char name[160], other[48];
 
 	for (p = 1; p < GDR_NPATH; p++) {
 		if (!(possible & (1 << p)) || (c->dropped & (1 << p)))
@@ -155,10 +155,18 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 				      memory_order_relaxed);
 	}
 	atomic_store_explicit(&c->rival, (uint8_t)rival, memory_order_relaxed);
-	gdr_info("%s: %s, %llu ns (%s)",
+	/* The runner-up's time too: a choice that a table later finds
+	 * wrong shows what the measuring saw. */
+	if (rival)
+		snprintf(other, sizeof(other), "; runner-up %s, %llu ns",
+			 gdr_copy_path_names[rival],
+			 (unsigned long long)est[rival]);
+	else
+		other[0] = '\0';
+	gdr_info("%s: %s, %llu ns (%s%s)",
 		 class_name(t, ci, name, sizeof(name)),
 		 gdr_copy_path_names[best], (unsigned long long)est[best],
-		 c->want ? "median of 15" : "first quartile of 5");
+		 c->want ? "median of 15" : "first quartile of 5", other);
 	atomic_store_explicit(&c->path, best, memory_order_release);
 }
 
