@@ -56,20 +56,32 @@ static void seen_export(CUdeviceptr va, uint64_t len)
 		(unsigned long long)va, (unsigned long long)len);
 }
 
+/* Pin and map [va, +n) counting the exports: one, none beyond the
+ * asked-for pages (what names the pin in the message). */
+static char *pin_counted(gdr_t g, CUdeviceptr va, size_t n, gdr_mh_t *mh,
+			 char **base, gdr_info_t *info, const char *what)
+{
+	char *m;
+
+	exports = outside = 0;
+	m = rm_pin_map(g, va, n, mh, base, info);
+	CHECK(exports == 1 && outside == 0,
+	      "a pin of %s: %d exports, %d beyond its asked-for pages", what,
+	      exports, outside);
+	return m;
+}
+
 static void pin_one(gdr_t g, int k)
 {
 	gdr_info_t info;
 	gdr_mh_t mh;
-	char *base, *m;
+	char *base, *m, what[32];
 	int inside = 0;
 
 	asked_lo = small[k];
 	asked_hi = small[k] + 8;
-	exports = outside = 0;
-	m = rm_pin_map(g, small[k], 8, &mh, &base, &info);
-	CHECK(exports == 1 && outside == 0,
-	      "a pin of buffer %d: %d exports, %d beyond its page", k,
-	      exports, outside);
+	snprintf(what, sizeof(what), "buffer %d", k);
+	m = pin_counted(g, small[k], 8, &mh, &base, &info, what);
 	if (m) {
 		rm_both_ways(mh, m, small[k], 8, 30 + k, "the buffer");
 		inside = rm_neighbour_reads(mh, base, &info, small, NSMALL,
@@ -101,11 +113,8 @@ static void whole_pages(gdr_t g)
 	      "the big buffer shares its first and last pages");
 	only_lo = (big + page - 1) & ~(CUdeviceptr)(page - 1);
 	only_hi = (big + big_n) & ~(CUdeviceptr)(page - 1);
-	exports = outside = 0;
-	m = rm_pin_map(g, big, big_n, &mh, &base, &info);
-	CHECK(exports == 1 && outside == 0,
-	      "a pin of 3 pages + 100 bytes: %d exports, %d beyond its whole pages",
-	      exports, outside);
+	m = pin_counted(g, big, big_n, &mh, &base, &info,
+			"3 pages + 100 bytes (its whole pages only)");
 	if (m)
 		rm_both_ways(mh, m, big, big_n, 91, "3 pages + 100 bytes");
 	rm_unmap_unpin(g, mh, base, info.mapped_size);
@@ -138,11 +147,7 @@ int main(void)
 	CHECK(small[NSMALL - 1] + 8 <= win + WIN, "one window holds them");
 	asked_lo = win;
 	asked_hi = win + WIN;
-	exports = outside = 0;
-	m = rm_pin_map(g, win, WIN, &mh, &base, &info);
-	CHECK(exports == 1 && outside == 0,
-	      "a pin of the window: %d exports, %d beyond its buffers",
-	      exports, outside);
+	m = pin_counted(g, win, WIN, &mh, &base, &info, "the window");
 	if (m)
 		rm_both_ways(mh, m + (small[5] - win), small[5], 8, 77,
 			     "buffer 5 in the window");
