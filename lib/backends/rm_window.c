@@ -3,8 +3,9 @@
  * The window of an rm pin (rm_window.h): which RM objects lie behind it,
  * which stretch of the window each covers, and their CPU mapping.
  *
- * The allocations holding asked-for bytes are exported (export_asked);
- * every other page of the window (other buffers and free space of an
+ * The allocations holding asked-for bytes are exported (export_asked),
+ * but where an object an earlier pin found holds them and its witness
+ * still lives (from_known, rm_known.h); every other page of the window (other buffers and free space of an
  * object CUDA suballocates) is mapped from the object around it, whose
  * size RM gives, as nvidia_p2p_get_pages would pin it for gdrdrv.  A window
  * page no object covers narrows the window at its ends; inside the range
@@ -22,6 +23,7 @@
 #include "base/internal.h"
 #include "base/log.h"
 #include "rm_client.h"
+#include "rm_known.h"
 #include "rm_os.h"
 #include "rm_window.h"
 
@@ -283,6 +285,55 @@ static int export_dup(struct rm_pin *p, const struct gdr_cuda_scope *s,
 	return dup_objects(p, why, why_len);
 }
 
+/* The pin's object holding all of allocation [base, +size), of
+ * cudaMalloc memory, sized by RM, is remembered with the allocation as
+ * its witness (rm_known.h). */
+static void remember(struct rm_pin *p, CUdeviceptr base, size_t size,
+		     unsigned long long id)
+{
+	struct rm_known k;
+	uint32_t i;
+
+	for (i = 0; i < p->nobj && id; i++) {
+		const struct rm_obj *o = &p->objs[i];
+
+		if (o->mapped_only || !o->size_known || base < o->va_base ||
+		    base + size > o->va_base + o->size)
+			continue;
+		k.client = p->client;
+		k.src = o->src;
+		k.va_base = o->va_base;
+		k.size = o->size;
+		k.witness = base;
+		k.witness_id = id;
+		rm_known_add(p->gpu, &k);
+		return;
+	}
+}
+
+/* Cover page pg from an object an earlier pin found, with no export
+ * (rm_known_take says when one is trusted); whether it did. */
+static int from_known(struct rm_pin *p, uint64_t pg)
+{
+	struct rm_known k;
+	uint32_t dup;
+	int o;
+
+	if (!rm_known_take(p->gpu, pg, pg + host_page, p->nobj, p->client,
+			   &k, &dup))
+		return 0;
+	o = pin_obj(p, k.src, k.va_base);
+	if (o < 0 || p->objs[o].dup) {
+		gdr_rm_free(p->gpu, dup);
+		return 0;
+	}
+	p->client = k.client;
+	p->objs[o].dup = dup;
+	p->objs[o].size = k.size;
+	p->objs[o].size_known = 1;
+	return fill_page(p, pg);
+}
+
 /*
  * Cover page pg, which holds bytes of allocation [base, +size), inside
  * the window [w, we).  The allocation's whole pages are exported first:
@@ -308,6 +359,8 @@ static int export_alloc(struct rm_pin *p, const struct gdr_cuda_scope *s,
 		lo += host_page;
 	if (lo < hi) {
 		err = export_dup(p, s, lo, hi, vmm, why, why_len);
+		if (!err && !vmm)
+			remember(p, base, size, what.buffer_id);
 		if (err || seg_at(p, pg) >= 0 || fill_page(p, pg))
 			return err;
 	}
@@ -320,7 +373,10 @@ static int export_alloc(struct rm_pin *p, const struct gdr_cuda_scope *s,
 	end = end < we ? end : we;
 	for (hi = pg + host_page; hi < end && seg_at(p, hi) < 0;)
 		hi += host_page;
-	return export_dup(p, s, lo, hi, vmm, why, why_len);
+	err = export_dup(p, s, lo, hi, vmm, why, why_len);
+	if (!err && !vmm)
+		remember(p, base, size, what.buffer_id);
+	return err;
 }
 
 /*
@@ -337,8 +393,9 @@ static int export_alloc(struct rm_pin *p, const struct gdr_cuda_scope *s,
  * runs when the whole window was exported; bench/probes/
  * export_race_probe.c crashes so within seconds exporting a window, and
  * in one run of three exporting a page shared with 512-byte buffers).
- * The window's other pages are covered from the objects found here, or
- * the window narrows.
+ * An object an earlier pin found covers a page with no export at all
+ * (from_known).  The window's other pages are covered from the objects
+ * found here, or the window narrows.
  */
 static int export_asked(struct rm_pin *p, const struct gdr_cuda_scope *s,
 			uint64_t a, uint64_t e, uint64_t w, uint64_t we,
@@ -353,6 +410,7 @@ static int export_asked(struct rm_pin *p, const struct gdr_cuda_scope *s,
 		pg = page_down(q);
 		stop = pg + host_page < e ? pg + host_page : e;
 		if (seg_at(p, pg) >= 0 || fill_page(p, pg) ||
+		    from_known(p, pg) ||
 		    !alloc_from(s, q, stop, &base, &size))
 			continue;
 		err = export_alloc(p, s, pg, base, size, w, we, why, why_len);

@@ -60,7 +60,8 @@ struct fake_chunk {
 };
 
 static struct fake_chunk fake_chunks[16];
-static uint32_t fake_next_rm_handle = 0x5c000001;
+uint32_t fake_next_rm_handle = 0x5c000001;
+CUdeviceptr fake_va_reuse;
 /*
  * Device addresses come from one stretch of the process's address space
  * reserved with no access, as CUDA reserves it: the CPU faults on it, and
@@ -156,10 +157,16 @@ static CUdeviceptr fake_take_va(size_t size)
 			       ~(CUdeviceptr)(FAKE_GRAN - 1);
 		fake_va_end = (uintptr_t)p + FAKE_VA_SPACE;
 	}
+	/* A test asks for freed addresses again, as CUDA may hand them out;
+	 * buffer IDs are still never reused. */
+	if (fake_va_reuse) {
+		base = fake_va_reuse;
+		fake_va_reuse = 0;
+		return base;
+	}
 	if (span > fake_va_end - fake_next_va)
 		return 0;
 	base = fake_next_va;
-	/* Addresses are not reused, as CUDA's buffer IDs are not. */
 	fake_next_va += span;
 	return base;
 }

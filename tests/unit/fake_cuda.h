@@ -96,6 +96,12 @@ extern const int fake_pci_slot[FAKE_DEVS];
  * of the calling context (one physical allocation, one RM object) at
  * FAKE_SUBALLOC_ALIGN steps; 0 (at first): every allocation its own. */
 extern size_t fake_suballoc_max;
+/* The next device address range starts here, once, if set (addresses
+ * of freed memory, reused as CUDA may); the RM handle the next physical
+ * allocation gets (a freed one's, reused).  Buffer IDs are never
+ * reused. */
+extern CUdeviceptr fake_va_reuse;
+extern uint32_t fake_next_rm_handle;
 /* Tests break things: no context of a device can be made current (as a
  * device lost or in exclusive use by another process), or cuMemSetAccess
  * fails with this result. */

@@ -16,7 +16,12 @@
  *    pin asked for;
  *  - a buffer of several pages whose first and last pages it shares
  *    with small neighbours exports only its whole pages, and maps and
- *    moves every byte, the shared pages covered from the object.
+ *    moves every byte, the shared pages covered from the object;
+ *  - an object found by one pin serves the next pins inside it with no
+ *    export at all (lib/backends/rm_known.h) while the allocation it was
+ *    found with (its witness) lives: the second and third buffer and the
+ *    window export nothing; once the witness is freed, the next pin
+ *    exports again, and its buffer is the new witness.
  */
 #include "rm_pins.h"
 
@@ -59,19 +64,22 @@ static void seen_export(CUdeviceptr va, uint64_t len)
 /* Pin and map [va, +n) counting the exports: one, none beyond the
  * asked-for pages (what names the pin in the message). */
 static char *pin_counted(gdr_t g, CUdeviceptr va, size_t n, gdr_mh_t *mh,
-			 char **base, gdr_info_t *info, const char *what)
+			 char **base, gdr_info_t *info, int want,
+			 const char *what)
 {
 	char *m;
 
 	exports = outside = 0;
 	m = rm_pin_map(g, va, n, mh, base, info);
-	CHECK(exports == 1 && outside == 0,
-	      "a pin of %s: %d exports, %d beyond its asked-for pages", what,
-	      exports, outside);
+	CHECK(exports == want && outside == 0,
+	      "a pin of %s: %d exports (want %d), %d beyond its asked-for pages",
+	      what, exports, want, outside);
 	return m;
 }
 
-static void pin_one(gdr_t g, int k)
+/* Pin buffer k (want: the exports it should make), check it and its
+ * neighbours through the mapping. */
+static void pin_one(gdr_t g, int k, int want)
 {
 	gdr_info_t info;
 	gdr_mh_t mh;
@@ -81,7 +89,7 @@ static void pin_one(gdr_t g, int k)
 	asked_lo = small[k];
 	asked_hi = small[k] + 8;
 	snprintf(what, sizeof(what), "buffer %d", k);
-	m = pin_counted(g, small[k], 8, &mh, &base, &info, what);
+	m = pin_counted(g, small[k], 8, &mh, &base, &info, want, what);
 	if (m) {
 		rm_both_ways(mh, m, small[k], 8, 30 + k, "the buffer");
 		inside = rm_neighbour_reads(mh, base, &info, small, NSMALL,
@@ -93,9 +101,11 @@ static void pin_one(gdr_t g, int k)
 	rm_unmap_unpin(g, mh, base, info.mapped_size);
 }
 
-/* 8 bytes, 3 pages + 100 bytes, 8 bytes, side by side on device 2: the
- * big one shares its first and last pages. */
-static void whole_pages(gdr_t g)
+/* 8 bytes, 3 pages + 100 bytes, 8 bytes, side by side after the small
+ * buffers, in their chunk, which no pin has found yet: the big one shares
+ * its first and last pages.  The big one is returned, still allocated:
+ * the witness of the chunk's object. */
+static CUdeviceptr whole_pages(gdr_t g)
 {
 	const size_t big_n = 3 * page + 100;
 	CUdeviceptr before, big, after;
@@ -113,12 +123,13 @@ static void whole_pages(gdr_t g)
 	      "the big buffer shares its first and last pages");
 	only_lo = (big + page - 1) & ~(CUdeviceptr)(page - 1);
 	only_hi = (big + big_n) & ~(CUdeviceptr)(page - 1);
-	m = pin_counted(g, big, big_n, &mh, &base, &info,
+	m = pin_counted(g, big, big_n, &mh, &base, &info, 1,
 			"3 pages + 100 bytes (its whole pages only)");
 	if (m)
 		rm_both_ways(mh, m, big, big_n, 91, "3 pages + 100 bytes");
 	rm_unmap_unpin(g, mh, base, info.mapped_size);
 	only_lo = only_hi = 0;
+	return big;
 }
 
 int main(void)
@@ -126,7 +137,7 @@ int main(void)
 	gdr_info_t info;
 	gdr_mh_t mh;
 	char *base, *m;
-	CUdeviceptr win;
+	CUdeviceptr win, witness;
 	gdr_t g;
 
 	page = (size_t)sysconf(_SC_PAGESIZE);
@@ -138,22 +149,30 @@ int main(void)
 	suballocated(1, small, NSMALL, 8);
 	fake_rm_after_export = seen_export;
 
-	pin_one(g, 0);
-	pin_one(g, 12);
-	pin_one(g, NSMALL - 1);
+	/* The first pin in the chunk exports (its whole pages); the next
+	 * ones find the object it found. */
+	witness = whole_pages(g);
+	pin_one(g, 0, 0);
+	pin_one(g, 12, 0);
+	pin_one(g, NSMALL - 1, 0);
 
 	/* UCX's window over all of them: asked for, exported once. */
 	win = small[0] & ~(CUdeviceptr)(WIN - 1);
 	CHECK(small[NSMALL - 1] + 8 <= win + WIN, "one window holds them");
 	asked_lo = win;
 	asked_hi = win + WIN;
-	m = pin_counted(g, win, WIN, &mh, &base, &info, "the window");
+	m = pin_counted(g, win, WIN, &mh, &base, &info, 0, "the window");
 	if (m)
 		rm_both_ways(mh, m + (small[5] - win), small[5], 8, 77,
 			     "buffer 5 in the window");
 	rm_unmap_unpin(g, mh, base, info.mapped_size);
 
-	whole_pages(g);
+	/* The witness freed: the object is not trusted on its word;
+	 * exported again, buffer 3 the new witness. */
+	CHECK(fake_MemFree(witness) == CUDA_SUCCESS, "free the witness");
+	pin_one(g, 3, 1);
+	pin_one(g, 7, 0);
+
 	fake_rm_after_export = NULL;
 	CHECK_RET(gdr_close(g), 0);
 	fake_leave_start(START_OWN_PRIMARY, 1);

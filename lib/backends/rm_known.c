@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RM objects that earlier pins found (rm_known.h): a small table for the
+ * process, replaced round-robin when full.  A fork child starts empty:
+ * its libcuda, if any, has other clients and handles.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "base/cuda_api.h"
+#include "base/internal.h"
+#include "base/log.h"
+#include "rm_client.h"
+#include "rm_known.h"
+#include "rm_window.h"
+
+#define KNOWN_MAX 64
+
+struct known_slot {
+	const struct rm_gpu *gpu;	/* NULL: free */
+	struct rm_known k;
+};
+
+static struct known_slot slots[KNOWN_MAX];
+static unsigned int next_slot, slots_gen;
+static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int same(const struct known_slot *s, const struct rm_gpu *gpu,
+		const struct rm_known *k)
+{
+	return s->gpu == gpu && s->k.client == k->client &&
+	       s->k.src == k->src && s->k.va_base == k->va_base;
+}
+
+/* Empty the table in a fork child; known_lock held. */
+static void check_gen(void)
+{
+	unsigned int gen = atomic_load(&gdr_fork_gen);
+	unsigned int i;
+
+	if (gen == slots_gen)
+		return;
+	for (i = 0; i < KNOWN_MAX; i++)
+		slots[i].gpu = NULL;
+	slots_gen = gen;
+}
+
+void rm_known_add(const struct rm_gpu *gpu, const struct rm_known *k)
+{
+	unsigned int i, at = KNOWN_MAX;
+
+	pthread_mutex_lock(&known_lock);
+	check_gen();
+	for (i = 0; i < KNOWN_MAX; i++) {
+		if (same(&slots[i], gpu, k)) {
+			at = i;
+			break;
+		}
+		/* An older object at those addresses is gone. */
+		if (slots[i].gpu == gpu && k->va_base < slots[i].k.va_base +
+		    slots[i].k.size && slots[i].k.va_base < k->va_base +
+		    k->size)
+			slots[i].gpu = NULL;
+		if (at == KNOWN_MAX && !slots[i].gpu)
+			at = i;
+	}
+	if (at == KNOWN_MAX)
+		at = next_slot++ % KNOWN_MAX;
+	slots[at].gpu = gpu;
+	slots[at].k = *k;
+	pthread_mutex_unlock(&known_lock);
+}
+
+static int find(const struct rm_gpu *gpu, uint64_t lo, uint64_t hi,
+		struct rm_known *k)
+{
+	unsigned int i;
+	int found = 0;
+
+	pthread_mutex_lock(&known_lock);
+	check_gen();
+	for (i = 0; i < KNOWN_MAX && !found; i++)
+		if (slots[i].gpu == gpu && lo >= slots[i].k.va_base &&
+		    hi <= slots[i].k.va_base + slots[i].k.size) {
+			*k = slots[i].k;
+			found = 1;
+		}
+	pthread_mutex_unlock(&known_lock);
+	return found;
+}
+
+static void forget(const struct rm_gpu *gpu, const struct rm_known *k)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&known_lock);
+	for (i = 0; i < KNOWN_MAX; i++)
+		if (same(&slots[i], gpu, k) &&
+		    slots[i].k.witness_id == k->witness_id)
+			slots[i].gpu = NULL;
+	pthread_mutex_unlock(&known_lock);
+}
+
+int rm_known_take(struct rm_gpu *gpu, uint64_t lo, uint64_t hi,
+		  int have_client, uint32_t client, struct rm_known *k,
+		  uint32_t *dup)
+{
+	struct gdr_cuda_ptr w;
+	uint64_t size = 0;
+	char why[RM_WHY_LEN];
+
+	*dup = 0;
+	if (!find(gpu, lo, hi, k) || (have_client && k->client != client))
+		return 0;
+	/* The duplicate first: a witness alive after it was alive at it. */
+	if (!gdr_rm_dup(gpu, k->client, k->src, dup, why, sizeof(why))) {
+		gdr_cuda_pointer(k->witness, &w);
+		if (w.buffer_id == k->witness_id &&
+		    !gdr_rm_object_size(*dup, &size) && size == k->size)
+			return 1;
+		gdr_rm_free(gpu, *dup);
+		*dup = 0;
+	}
+	gdr_dbg("the object found earlier at 0x%llx is gone or replaced: exporting",
+		(unsigned long long)k->va_base);
+	forget(gpu, k);
+	return 0;
+}

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+/*
+ * An RM object an earlier pin found is used again without an export only
+ * while the allocation it was found with lives (lib/backends/rm_known.h).
+ * Freed memory's addresses and handles come back: here a chunk of small
+ * cudaMalloc buffers is pinned (its object remembered), all its buffers
+ * are freed, and then
+ *  - a new chunk takes the freed chunk's addresses, and
+ *  - another chunk, elsewhere, takes the freed chunk's RM handle,
+ * so that the remembered handle duplicates again, as big as before, but
+ * names memory at other addresses.  A pin of a buffer of the new chunk
+ * must export and map the new chunk: what the CPU writes through the
+ * mapping is on the GPU in that buffer, and what the GPU wrote there is
+ * what the CPU reads.  A remembered object used on its handle's word
+ * would move the bytes to and from the other chunk instead.
+ */
+#include "rm_pins.h"
+
+#define NBUF	4
+
+static int exports;
+
+static void count_export(CUdeviceptr va, uint64_t len)
+{
+	(void)va, (void)len;
+	exports++;
+}
+
+/* Pin, map and check [p, +8) both ways; the exports the pin made. */
+static int pin_check(gdr_t g, CUdeviceptr p, unsigned int seed,
+		     const char *what)
+{
+	gdr_info_t info;
+	gdr_mh_t mh;
+	char *base, *m;
+
+	exports = 0;
+	m = rm_pin_map(g, p, 8, &mh, &base, &info);
+	if (m)
+		rm_both_ways(mh, m, p, 8, seed, what);
+	rm_unmap_unpin(g, mh, base, info.mapped_size);
+	return exports;
+}
+
+int main(void)
+{
+	CUdeviceptr a[NBUF], b, c;
+	uint32_t handle;
+	int i, n;
+	gdr_t g;
+
+	fake_rm_install();
+	fake_enter_start(START_OWN_PRIMARY, 1);
+	g = rm_open();
+	if (!g)
+		return test_done();
+	fake_rm_after_export = count_export;
+
+	handle = fake_next_rm_handle;
+	suballocated(1, a, NBUF, 8);
+	n = pin_check(g, a[1], 11, "a buffer of the first chunk");
+	CHECK(n == 1, "the first pin in a chunk exports: %d", n);
+	n = pin_check(g, a[2], 12, "another buffer of the first chunk");
+	CHECK(n == 0, "the next pin in it uses the object found: %d exports",
+	      n);
+
+	/* The first chunk gone; its addresses to a new chunk, its handle
+	 * to a third one elsewhere. */
+	for (i = 0; i < NBUF; i++)
+		CHECK(fake_MemFree(a[i]) == CUDA_SUCCESS, "free buffer %d", i);
+	fake_va_reuse = a[0];
+	fake_suballoc_max = 4096;
+	b = legacy_alloc(1, 8);
+	fake_suballoc_max = 0;
+	fake_next_rm_handle = handle;
+	c = legacy_alloc(1, FAKE_GRAN);	/* its own object, as big */
+	fake_next_rm_handle = handle + 0x1000;
+	CHECK(b == a[0], "the new chunk took the old addresses (0x%llx, 0x%llx)",
+	      (unsigned long long)b, (unsigned long long)a[0]);
+	CHECK(c != 0, "the third chunk was made");
+
+	n = pin_check(g, b, 13, "a buffer of the chunk at the old addresses");
+	CHECK(n == 1, "a pin in it exports, the old object not trusted: %d",
+	      n);
+	n = pin_check(g, b, 14, "the same buffer again");
+	CHECK(n == 0, "and the new object is remembered: %d exports", n);
+
+	fake_rm_after_export = NULL;
+	CHECK(fake_MemFree(b) == CUDA_SUCCESS, "free the new buffer");
+	CHECK(fake_MemFree(c) == CUDA_SUCCESS, "free the third chunk");
+	CHECK_RET(gdr_close(g), 0);
+	fake_leave_start(START_OWN_PRIMARY, 1);
+	return rm_done(1);
+}
