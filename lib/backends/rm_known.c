@@ -19,6 +19,7 @@
 struct known_slot {
 	const struct rm_gpu *gpu;	/* NULL: free */
 	struct rm_known k;
+	unsigned int next_witness;	/* replaced next when all are taken */
 };
 
 static struct known_slot slots[KNOWN_MAX];
@@ -45,16 +46,36 @@ static void check_gen(void)
 	slots_gen = gen;
 }
 
+/* Witness w (ID id) joins slot s's: in a free place, or the oldest's. */
+static void add_witness(struct known_slot *s, uint64_t w,
+			unsigned long long id)
+{
+	unsigned int j, at = RM_WITNESSES;
+
+	for (j = 0; j < RM_WITNESSES; j++) {
+		if (s->k.witness_id[j] == id)
+			return;
+		if (at == RM_WITNESSES && !s->k.witness_id[j])
+			at = j;
+	}
+	if (at == RM_WITNESSES)
+		at = s->next_witness++ % RM_WITNESSES;
+	s->k.witness[at] = w;
+	s->k.witness_id[at] = id;
+}
+
 void rm_known_add(const struct rm_gpu *gpu, const struct rm_known *k)
 {
-	unsigned int i, at = KNOWN_MAX;
+	unsigned int i, j, at = KNOWN_MAX;
 
 	pthread_mutex_lock(&known_lock);
 	check_gen();
 	for (i = 0; i < KNOWN_MAX; i++) {
 		if (same(&slots[i], gpu, k)) {
-			at = i;
-			break;
+			add_witness(&slots[i], k->witness[0],
+				    k->witness_id[0]);
+			pthread_mutex_unlock(&known_lock);
+			return;
 		}
 		/* An older object at those addresses is gone. */
 		if (slots[i].gpu == gpu && k->va_base < slots[i].k.va_base +
@@ -68,6 +89,9 @@ void rm_known_add(const struct rm_gpu *gpu, const struct rm_known *k)
 		at = next_slot++ % KNOWN_MAX;
 	slots[at].gpu = gpu;
 	slots[at].k = *k;
+	for (j = 1; j < RM_WITNESSES; j++)
+		slots[at].k.witness_id[j] = 0;
+	slots[at].next_witness = 1;
 	pthread_mutex_unlock(&known_lock);
 }
 
@@ -95,8 +119,7 @@ static void forget(const struct rm_gpu *gpu, const struct rm_known *k)
 
 	pthread_mutex_lock(&known_lock);
 	for (i = 0; i < KNOWN_MAX; i++)
-		if (same(&slots[i], gpu, k) &&
-		    slots[i].k.witness_id == k->witness_id)
+		if (same(&slots[i], gpu, k))
 			slots[i].gpu = NULL;
 	pthread_mutex_unlock(&known_lock);
 }
@@ -108,15 +131,22 @@ int rm_known_take(struct rm_gpu *gpu, uint64_t lo, uint64_t hi,
 	struct gdr_cuda_ptr w;
 	uint64_t size = 0;
 	char why[RM_WHY_LEN];
+	int j;
 
 	*dup = 0;
 	if (!find(gpu, lo, hi, k) || (have_client && k->client != client))
 		return 0;
 	/* The duplicate first: a witness alive after it was alive at it. */
 	if (!gdr_rm_dup(gpu, k->client, k->src, dup, why, sizeof(why))) {
-		gdr_cuda_pointer(k->witness, &w);
-		if (w.buffer_id == k->witness_id &&
-		    !gdr_rm_object_size(*dup, &size) && size == k->size)
+		for (j = 0; j < RM_WITNESSES; j++) {
+			if (!k->witness_id[j])
+				continue;
+			gdr_cuda_pointer(k->witness[j], &w);
+			if (w.buffer_id == k->witness_id[j])
+				break;
+		}
+		if (j < RM_WITNESSES && !gdr_rm_object_size(*dup, &size) &&
+		    size == k->size)
 			return 1;
 		gdr_rm_free(gpu, *dup);
 		*dup = 0;

@@ -6,8 +6,8 @@
  * (docs/rm-backend.md, step 1), and a small buffer's page is shared.
  *
  * An object is trusted again only while a witness lives: an allocation
- * that lay inside it when it was found, which still has the buffer ID it
- * had then.  CUDA never reuses a buffer ID, and frees no chunk while an
+ * that lay inside it when it was found (or when it was last trusted),
+ * which still has the buffer ID it had then.  CUDA never reuses a buffer ID, and frees no chunk while an
  * allocation in it lives, so a live witness means the object is still
  * the one at those addresses under that handle.  rm_known_take
  * duplicates the handle first and checks the witness after: the object
@@ -20,17 +20,23 @@
 
 struct rm_gpu;
 
+/* Witnesses kept per object: pins of buffers that come and go in one
+ * chunk keep it known while any of the last few lives. */
+#define RM_WITNESSES 4
+
 struct rm_known {
 	uint32_t client;		/* libcuda's */
 	uint32_t src;			/* libcuda's handle of the object */
 	uint64_t va_base;		/* where its byte 0 sits */
 	uint64_t size;			/* as RM sized it */
-	uint64_t witness;		/* an allocation inside it */
-	unsigned long long witness_id;	/* its buffer ID then */
+	/* Allocations inside it and their buffer IDs then; ID 0: none. */
+	uint64_t witness[RM_WITNESSES];
+	unsigned long long witness_id[RM_WITNESSES];
 };
 
 /* Remember k, an object of gpu of cudaMalloc memory (lying whole at its
- * addresses) whose size RM gave. */
+ * addresses) whose size RM gave, with witness[0] (known already: the
+ * witness joins the ones it has). */
 void rm_known_add(const struct rm_gpu *gpu, const struct rm_known *k);
 
 /*

@@ -304,17 +304,20 @@ static void remember(struct rm_pin *p, CUdeviceptr base, size_t size,
 		k.src = o->src;
 		k.va_base = o->va_base;
 		k.size = o->size;
-		k.witness = base;
-		k.witness_id = id;
+		k.witness[0] = base;
+		k.witness_id[0] = id;
 		rm_known_add(p->gpu, &k);
 		return;
 	}
 }
 
-/* Cover page pg from an object an earlier pin found, with no export
- * (rm_known_take says when one is trusted); whether it did. */
-static int from_known(struct rm_pin *p, uint64_t pg)
+/* Cover page pg, which holds asked-for byte q, from an object an earlier
+ * pin found, with no export (rm_known_take says when one is trusted);
+ * whether it did.  q's allocation, which the caller keeps while it pins,
+ * lay in the object when it was trusted: it becomes a witness too. */
+static int from_known(struct rm_pin *p, uint64_t pg, uint64_t q)
 {
+	struct gdr_cuda_ptr what;
 	struct rm_known k;
 	uint32_t dup;
 	int o;
@@ -331,6 +334,8 @@ static int from_known(struct rm_pin *p, uint64_t pg)
 	p->objs[o].dup = dup;
 	p->objs[o].size = k.size;
 	p->objs[o].size_known = 1;
+	gdr_cuda_pointer(q, &what);
+	remember(p, what.start, what.size, what.buffer_id);
 	return fill_page(p, pg);
 }
 
@@ -410,7 +415,7 @@ static int export_asked(struct rm_pin *p, const struct gdr_cuda_scope *s,
 		pg = page_down(q);
 		stop = pg + host_page < e ? pg + host_page : e;
 		if (seg_at(p, pg) >= 0 || fill_page(p, pg) ||
-		    from_known(p, pg) ||
+		    from_known(p, pg, q) ||
 		    !alloc_from(s, q, stop, &base, &size))
 			continue;
 		err = export_alloc(p, s, pg, base, size, w, we, why, why_len);

@@ -19,16 +19,19 @@
  *    moves every byte, the shared pages covered from the object;
  *  - an object found by one pin serves the next pins inside it with no
  *    export at all (lib/backends/rm_known.h) while the allocation it was
- *    found with (its witness) lives: the second and third buffer and the
- *    window export nothing; once the witness is freed, the next pin
- *    exports again, and its buffer is the new witness.
+ *    found with lives, or one of the last buffers pinned through it (its
+ *    witnesses): the second and third buffer and the window export
+ *    nothing, nor a pin after the first witness is freed; once every
+ *    witness is freed, the next pin exports again, and its buffer is the
+ *    new witness.
  */
 #include "rm_pins.h"
 
 #define NSMALL	24
 #define WIN	(64UL << 10)
 
-static CUdeviceptr small[NSMALL];
+static CUdeviceptr small[NSMALL];	/* 0: freed */
+static int nfreed;
 static CUdeviceptr asked_lo, asked_hi;
 static size_t page;
 static int exports, outside;
@@ -95,9 +98,9 @@ static void pin_one(gdr_t g, int k, int want)
 		inside = rm_neighbour_reads(mh, base, &info, small, NSMALL,
 					    k);
 	}
-	CHECK(inside == NSMALL - 1,
+	CHECK(inside == NSMALL - 1 - nfreed,
 	      "the window of buffer %d holds %d of its %d neighbours", k,
-	      inside, NSMALL - 1);
+	      inside, NSMALL - 1 - nfreed);
 	rm_unmap_unpin(g, mh, base, info.mapped_size);
 }
 
@@ -137,7 +140,9 @@ int main(void)
 	gdr_info_t info;
 	gdr_mh_t mh;
 	char *base, *m;
+	static const int gone[4] = { 0, 12, NSMALL - 1, 5 };
 	CUdeviceptr win, witness;
+	int k;
 	gdr_t g;
 
 	page = (size_t)sysconf(_SC_PAGESIZE);
@@ -167,9 +172,17 @@ int main(void)
 			     "buffer 5 in the window");
 	rm_unmap_unpin(g, mh, base, info.mapped_size);
 
-	/* The witness freed: the object is not trusted on its word;
+	/* The first witness freed: the buffers pinned since are witnesses
+	 * too.  All of them freed: the object is not trusted on its word;
 	 * exported again, buffer 3 the new witness. */
-	CHECK(fake_MemFree(witness) == CUDA_SUCCESS, "free the witness");
+	CHECK(fake_MemFree(witness) == CUDA_SUCCESS, "free the first witness");
+	pin_one(g, 5, 0);
+	for (k = 0; k < 4; k++) {
+		CHECK(fake_MemFree(small[gone[k]]) == CUDA_SUCCESS,
+		      "free buffer %d", gone[k]);
+		small[gone[k]] = 0;
+		nfreed++;
+	}
 	pin_one(g, 3, 1);
 	pin_one(g, 7, 0);
 
