@@ -4,11 +4,12 @@
  * which stretch of the window each covers, and their CPU mapping.
  *
  * The allocations holding asked-for bytes are exported (export_asked),
- * but where an object an earlier pin found holds them and its witness
- * still lives (from_known, rm_known.h); every other page of the window (other buffers and free space of an
- * object CUDA suballocates) is mapped from the object around it, whose
- * size RM gives, as nvidia_p2p_get_pages would pin it for gdrdrv.  A window
- * page no object covers narrows the window at its ends; inside the range
+ * but where an object an earlier pin found holds them and a witness of
+ * it still lives (from_known, rm_known.h); every other page of the
+ * window (other buffers and free space of an object CUDA suballocates)
+ * is mapped from the object around it, whose size RM gives, as
+ * nvidia_p2p_get_pages would pin it for gdrdrv.  A window page no object
+ * covers narrows the window at its ends; inside the range
  * the caller asked for, the pin is refused (GDR_PIN_UNMAPPABLE).
  */
 #include <errno.h>
@@ -300,12 +301,10 @@ static void remember(struct rm_pin *p, CUdeviceptr base, size_t size,
 		if (o->mapped_only || !o->size_known || base < o->va_base ||
 		    base + size > o->va_base + o->size)
 			continue;
-		k.client = p->client;
-		k.src = o->src;
-		k.va_base = o->va_base;
-		k.size = o->size;
-		k.witness[0] = base;
-		k.witness_id[0] = id;
+		k = (struct rm_known){ .client = p->client, .src = o->src,
+				       .va_base = o->va_base, .size = o->size,
+				       .witness = { base },
+				       .witness_id = { id } };
 		rm_known_add(p->gpu, &k);
 		return;
 	}
