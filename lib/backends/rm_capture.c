@@ -480,6 +480,10 @@ int gdr_rm_capture_export(const struct gdr_cuda_scope *s, uint64_t va,
 	if (err)
 		return err;
 	out->count = 0;
+	/* Each export risks libcuda's crash (docs/rm-backend.md): count
+	 * them with GDRCOPY_LOG_LEVEL=1. */
+	gdr_dbg("exporting [0x%llx, +%llu)", (unsigned long long)va,
+		(unsigned long long)len);
 	err = rm_capture_run(libcuda, do_export, &c, out, why, why_len);
 	/* The dma-buf itself is not needed: the objects are.  After a
 	 * failed call the fd is not ours, whatever CUDA left in it. */
