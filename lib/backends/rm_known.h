@@ -6,8 +6,8 @@
  * (docs/rm-backend.md, step 1), and a small buffer's page is shared.
  *
  * An object is trusted again only while a witness lives: an allocation
- * that lay inside it when it was found (or when it was last trusted),
- * which still has the buffer ID it had then.  CUDA never reuses a buffer
+ * that lay inside it when it was found or last trusted (the pinned
+ * buffer, or one beside it), which still has the buffer ID it had then.  CUDA never reuses a buffer
  * ID, and frees no chunk while an allocation in it lives, so a live
  * witness means the object is still the one at those addresses under
  * that handle.  rm_known_take duplicates the handle first and checks the
@@ -21,7 +21,8 @@
 struct rm_gpu;
 
 /* Witnesses kept per object: pins of buffers that come and go in one
- * chunk keep it known while any of the last few lives. */
+ * chunk keep it known while any of the last few, or a neighbour, lives;
+ * one found dead gives its place to the next. */
 #define RM_WITNESSES 4
 
 struct rm_known {
@@ -34,10 +35,16 @@ struct rm_known {
 	unsigned long long witness_id[RM_WITNESSES];
 };
 
-/* Remember k, an object of gpu of cudaMalloc memory (lying whole at its
- * addresses) whose size RM gave, with witness[0] (known already: the
- * witness joins the ones it has). */
-void rm_known_add(const struct rm_gpu *gpu, const struct rm_known *k);
+/*
+ * Remember k, an object of gpu of cudaMalloc memory (lying whole at its
+ * addresses) whose size RM gave, with its witnesses (known already: they
+ * join the ones it has).  With found_size, the size of witness 0, which
+ * has just found it by an export, the allocations beside witness 0 and at
+ * the object's first byte become witnesses too: alive inside the object
+ * while witness 0 keeps it at its addresses, they lie in it as surely.
+ */
+void rm_known_add(const struct rm_gpu *gpu, struct rm_known *k,
+		  uint64_t found_size);
 
 /*
  * A remembered object of gpu holding all of [lo, hi), of libcuda's

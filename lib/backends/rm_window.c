@@ -273,41 +273,48 @@ static int alloc_from(const struct gdr_cuda_scope *s, uint64_t va,
  * object. */
 #define NOT_EXPORTED (-1)
 
-/* Export [lo, hi) and duplicate and size what it names: 0,
- * NOT_EXPORTED, GDR_PIN_UNMAPPABLE or an errno. */
-static int export_dup(struct rm_pin *p, const struct gdr_cuda_scope *s,
-		      uint64_t lo, uint64_t hi, int vmm, char *why,
-		      size_t why_len)
-{
-	int err = export_range(p, s, lo, hi, vmm, why, why_len);
-
-	if (err)
-		return err == GDR_PIN_UNMAPPABLE ? NOT_EXPORTED : err;
-	return dup_objects(p, why, why_len);
-}
-
-/* The pin's object holding all of allocation [base, +size), of
- * cudaMalloc memory, sized by RM, is remembered with the allocation as
- * its witness (rm_known.h). */
-static void remember(struct rm_pin *p, CUdeviceptr base, size_t size,
-		     unsigned long long id)
+/* The pin's object holding all of allocation what, of cudaMalloc
+ * memory, sized by RM, is remembered with the allocation as its witness,
+ * and after an export (found) with its neighbours too (rm_known.h). */
+static void remember(struct rm_pin *p, const struct gdr_cuda_ptr *what,
+		     int found)
 {
 	struct rm_known k;
 	uint32_t i;
 
-	for (i = 0; i < p->nobj && id; i++) {
+	for (i = 0; i < p->nobj && what->buffer_id; i++) {
 		const struct rm_obj *o = &p->objs[i];
 
-		if (o->mapped_only || !o->size_known || base < o->va_base ||
-		    base + size > o->va_base + o->size)
+		if (o->mapped_only || !o->size_known ||
+		    what->start < o->va_base ||
+		    what->start + what->size > o->va_base + o->size)
 			continue;
 		k = (struct rm_known){ .client = p->client, .src = o->src,
 				       .va_base = o->va_base, .size = o->size,
-				       .witness = { base },
-				       .witness_id = { id } };
-		rm_known_add(p->gpu, &k);
+				       .witness = { what->start },
+				       .witness_id = { what->buffer_id } };
+		rm_known_add(p->gpu, &k, found ? what->size : 0);
 		return;
 	}
+}
+
+/* Export [lo, hi) of allocation what and duplicate and size what it
+ * names, and remember cudaMalloc memory's object: 0, NOT_EXPORTED,
+ * GDR_PIN_UNMAPPABLE or an errno. */
+static int export_dup(struct rm_pin *p, const struct gdr_cuda_scope *s,
+		      uint64_t lo, uint64_t hi, const struct gdr_cuda_ptr *what,
+		      char *why, size_t why_len)
+{
+	/* cuMemCreate memory belongs to no context. */
+	int vmm = what->dev >= 0 && !what->ctx;
+	int err = export_range(p, s, lo, hi, vmm, why, why_len);
+
+	if (err)
+		return err == GDR_PIN_UNMAPPABLE ? NOT_EXPORTED : err;
+	err = dup_objects(p, why, why_len);
+	if (!err && !vmm)
+		remember(p, what, 1);
+	return err;
 }
 
 /* Cover page pg, which holds asked-for byte q, from an object an earlier
@@ -334,7 +341,7 @@ static int from_known(struct rm_pin *p, uint64_t pg, uint64_t q)
 	p->objs[o].size = k.size;
 	p->objs[o].size_known = 1;
 	gdr_cuda_pointer(q, &what);
-	remember(p, what.start, what.size, what.buffer_id);
+	remember(p, &what, 0);
 	return fill_page(p, pg);
 }
 
@@ -352,19 +359,15 @@ static int export_alloc(struct rm_pin *p, const struct gdr_cuda_scope *s,
 {
 	uint64_t lo = page_up(base), hi = page_down(base + size), end;
 	struct gdr_cuda_ptr what;
-	int vmm, err;
+	int err;
 
-	/* cuMemCreate memory belongs to no context. */
 	gdr_cuda_pointer(base, &what);
-	vmm = what.dev >= 0 && !what.ctx;
 	lo = lo > w ? lo : w;
 	hi = hi < we ? hi : we;
 	while (lo < hi && seg_at(p, lo) >= 0)
 		lo += host_page;
 	if (lo < hi) {
-		err = export_dup(p, s, lo, hi, vmm, why, why_len);
-		if (!err && !vmm)
-			remember(p, base, size, what.buffer_id);
+		err = export_dup(p, s, lo, hi, &what, why, why_len);
 		if (err || seg_at(p, pg) >= 0 || fill_page(p, pg))
 			return err;
 	}
@@ -377,10 +380,7 @@ static int export_alloc(struct rm_pin *p, const struct gdr_cuda_scope *s,
 	end = end < we ? end : we;
 	for (hi = pg + host_page; hi < end && seg_at(p, hi) < 0;)
 		hi += host_page;
-	err = export_dup(p, s, lo, hi, vmm, why, why_len);
-	if (!err && !vmm)
-		remember(p, base, size, what.buffer_id);
-	return err;
+	return export_dup(p, s, lo, hi, &what, why, why_len);
 }
 
 /*
