@@ -9,7 +9,8 @@
 # and what each CUDA question of a DMA copy costs (cuda_query_probe.c),
 # and small copies by gdrmap_copy_* beside gdr_copy_*, timed in blocks
 # (small_write_probe.c), and whether libcuda's dma-buf export survives
-# other threads freeing memory in the exported range (export_race_probe.c).
+# other threads freeing memory in the exported range (export_race_probe.c),
+# and what the rm backend's pin of a fresh buffer costs (fresh_pin_probe.c).
 # usage: bench/probes/run-probes.sh OUTDIR      (from the top of the tree)
 set -u
 out=${1:?usage: run-probes.sh OUTDIR}
@@ -79,3 +80,8 @@ echo "probe exit $?" >>"$out/small-write-probe.txt"
 	for m in window pages window pages; do
 		timeout 30 /tmp/export_race_probe $m 8; echo "exit $? ($m)"
 	done; } >"$out/export-race-probe.txt" 2>&1
+{ cc -O2 -o /tmp/fresh_pin_probe "$here/fresh_pin_probe.c" \
+	-I/usr/local/cuda/include -I"$top/include" -L"$lib/lib" -lgdrapi \
+	-Wl,-rpath,"$lib/lib" -L/usr/local/cuda/lib64/stubs -lcuda &&
+	taskset -c 2 /tmp/fresh_pin_probe 300; } >"$out/fresh-pin-probe.txt" 2>&1
+echo "probe exit $?" >>"$out/fresh-pin-probe.txt"
