@@ -136,6 +136,33 @@ static inline void rm_unmap_unpin(gdr_t g, gdr_mh_t mh, char *base,
 	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
 }
 
+/* The exports the fake made, counted by rm_count_export when a test sets
+ * fake_rm_after_export to it. */
+static int rm_exports;
+
+static inline void rm_count_export(CUdeviceptr va, uint64_t len)
+{
+	(void)va, (void)len;
+	rm_exports++;
+}
+
+/* Pin, map and check [p, +8) both ways; the exports the pin made (with
+ * rm_count_export as the fake's hook). */
+static inline int rm_pin_check8(gdr_t g, CUdeviceptr p, unsigned int seed,
+				const char *what)
+{
+	gdr_info_t info;
+	gdr_mh_t mh;
+	char *base, *m;
+
+	rm_exports = 0;
+	m = rm_pin_map(g, p, 8, &mh, &base, &info);
+	if (m)
+		rm_both_ways(mh, m, p, 8, seed, what);
+	rm_unmap_unpin(g, mh, base, info.mapped_size);
+	return rm_exports;
+}
+
 /* The library's stderr, between rm_capture_begin and rm_capture_end (a
  * memfd in its place). */
 static int rm_saved_stderr = -1, rm_captured = -1;

@@ -21,30 +21,6 @@
 
 #define NBUF	8
 
-static int exports;
-
-static void count_export(CUdeviceptr va, uint64_t len)
-{
-	(void)va, (void)len;
-	exports++;
-}
-
-/* Pin, map and check [p, +8) both ways; the exports the pin made. */
-static int pin_check(gdr_t g, CUdeviceptr p, unsigned int seed,
-		     const char *what)
-{
-	gdr_info_t info;
-	gdr_mh_t mh;
-	char *base, *m;
-
-	exports = 0;
-	m = rm_pin_map(g, p, 8, &mh, &base, &info);
-	if (m)
-		rm_both_ways(mh, m, p, 8, seed, what);
-	rm_unmap_unpin(g, mh, base, info.mapped_size);
-	return exports;
-}
-
 /* A fresh 8-byte buffer in the chunk of the buffers a. */
 static CUdeviceptr fresh(const CUdeviceptr *a)
 {
@@ -76,16 +52,16 @@ int main(void)
 	g = rm_open();
 	if (!g)
 		return test_done();
-	fake_rm_after_export = count_export;
+	fake_rm_after_export = rm_count_export;
 
 	suballocated(1, a, NBUF, 8);
 	CHECK(a[0] % FAKE_GRAN == 0, "buffer 0 starts the chunk");
-	n = pin_check(g, a[5], 21, "buffer 5");
+	n = rm_pin_check8(g, a[5], 21, "buffer 5");
 	CHECK(n == 1, "the first pin in the chunk exports: %d", n);
 
 	free_buf(&a[5], "buffer 5");
 	y = fresh(a);
-	n = pin_check(g, y, 22, "a fresh buffer");
+	n = rm_pin_check8(g, y, 22, "a fresh buffer");
 	CHECK(n == 0, "buffer 5 freed, its neighbours vouch for the chunk: %d exports",
 	      n);
 
@@ -93,7 +69,7 @@ int main(void)
 	free_buf(&a[6], "buffer 6");
 	free_buf(&y, "the fresh buffer");
 	z = fresh(a);
-	n = pin_check(g, z, 23, "another fresh buffer");
+	n = rm_pin_check8(g, z, 23, "another fresh buffer");
 	CHECK(n == 0, "the buffer at the chunk's first byte vouches: %d exports",
 	      n);
 
@@ -101,13 +77,13 @@ int main(void)
 	 * place, not buffer 0's. */
 	free_buf(&z, "the second fresh buffer");
 	v = fresh(a);
-	n = pin_check(g, v, 25, "a fresh buffer after it");
+	n = rm_pin_check8(g, v, 25, "a fresh buffer after it");
 	CHECK(n == 0, "buffer 0 still vouches: %d exports", n);
 
 	free_buf(&v, "the fourth fresh buffer");
 	free_buf(&a[0], "buffer 0");
 	w = fresh(a + 1);
-	n = pin_check(g, w, 24, "a third fresh buffer");
+	n = rm_pin_check8(g, w, 24, "a third fresh buffer");
 	CHECK(n == 1, "no witness lives: the pin exports (%d)", n);
 
 	fake_rm_after_export = NULL;

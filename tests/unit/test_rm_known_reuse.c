@@ -18,30 +18,6 @@
 
 #define NBUF	4
 
-static int exports;
-
-static void count_export(CUdeviceptr va, uint64_t len)
-{
-	(void)va, (void)len;
-	exports++;
-}
-
-/* Pin, map and check [p, +8) both ways; the exports the pin made. */
-static int pin_check(gdr_t g, CUdeviceptr p, unsigned int seed,
-		     const char *what)
-{
-	gdr_info_t info;
-	gdr_mh_t mh;
-	char *base, *m;
-
-	exports = 0;
-	m = rm_pin_map(g, p, 8, &mh, &base, &info);
-	if (m)
-		rm_both_ways(mh, m, p, 8, seed, what);
-	rm_unmap_unpin(g, mh, base, info.mapped_size);
-	return exports;
-}
-
 int main(void)
 {
 	CUdeviceptr a[NBUF], b, c;
@@ -54,13 +30,13 @@ int main(void)
 	g = rm_open();
 	if (!g)
 		return test_done();
-	fake_rm_after_export = count_export;
+	fake_rm_after_export = rm_count_export;
 
 	handle = fake_next_rm_handle;
 	suballocated(1, a, NBUF, 8);
-	n = pin_check(g, a[1], 11, "a buffer of the first chunk");
+	n = rm_pin_check8(g, a[1], 11, "a buffer of the first chunk");
 	CHECK(n == 1, "the first pin in a chunk exports: %d", n);
-	n = pin_check(g, a[2], 12, "another buffer of the first chunk");
+	n = rm_pin_check8(g, a[2], 12, "another buffer of the first chunk");
 	CHECK(n == 0, "the next pin in it uses the object found: %d exports",
 	      n);
 
@@ -79,10 +55,10 @@ int main(void)
 	      (unsigned long long)b, (unsigned long long)a[0]);
 	CHECK(c != 0, "the third chunk was made");
 
-	n = pin_check(g, b, 13, "a buffer of the chunk at the old addresses");
+	n = rm_pin_check8(g, b, 13, "a buffer of the chunk at the old addresses");
 	CHECK(n == 1, "a pin in it exports, the old object not trusted: %d",
 	      n);
-	n = pin_check(g, b, 14, "the same buffer again");
+	n = rm_pin_check8(g, b, 14, "the same buffer again");
 	CHECK(n == 0, "and the new object is remembered: %d exports", n);
 
 	fake_rm_after_export = NULL;
