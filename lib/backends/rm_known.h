@@ -7,11 +7,12 @@
  *
  * An object is trusted again only while a witness lives: an allocation
  * that lay inside it when it was found or last trusted (the pinned
- * buffer, or one beside it), which still has the buffer ID it had then.  CUDA never reuses a buffer
- * ID, and frees no chunk while an allocation in it lives, so a live
- * witness means the object is still the one at those addresses under
- * that handle.  rm_known_take duplicates the handle first and checks the
- * witness after: the object was alive at the duplicate.
+ * buffer, or one beside it), which still has the buffer ID it had then.
+ * CUDA never reuses a buffer ID, and frees no chunk while an allocation
+ * in it lives, so a live witness means the object is still the one at
+ * those addresses under that handle.  rm_known_take duplicates the
+ * handle first and checks the witness after: the object was alive at the
+ * duplicate.
  */
 #ifndef GDRMAP_RM_KNOWN_H
 #define GDRMAP_RM_KNOWN_H
