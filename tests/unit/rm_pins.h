@@ -218,4 +218,27 @@ static inline int rm_done(int gpus)
 	return owner_done();
 }
 
+/* The rm backend opened on the fake, GPU 1's primary context current,
+ * exports counted (rm_exports); NULL (a failed check) if it would not
+ * open. */
+static inline gdr_t rm_start_counting(void)
+{
+	gdr_t g;
+
+	fake_rm_install();
+	fake_enter_start(START_OWN_PRIMARY, 1);
+	g = rm_open();
+	fake_rm_after_export = rm_count_export;
+	return g;
+}
+
+/* Undo rm_start_counting; the test's exit status (rm_done). */
+static inline int rm_stop_counting(gdr_t g)
+{
+	fake_rm_after_export = NULL;
+	CHECK_RET(gdr_close(g), 0);
+	fake_leave_start(START_OWN_PRIMARY, 1);
+	return rm_done(1);
+}
+
 #endif /* GDRMAP_TEST_RM_PINS_H */

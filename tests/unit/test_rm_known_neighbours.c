@@ -47,12 +47,9 @@ int main(void)
 	int i, n;
 	gdr_t g;
 
-	fake_rm_install();
-	fake_enter_start(START_OWN_PRIMARY, 1);
-	g = rm_open();
+	g = rm_start_counting();
 	if (!g)
 		return test_done();
-	fake_rm_after_export = rm_count_export;
 
 	suballocated(1, a, NBUF, 8);
 	CHECK(a[0] % FAKE_GRAN == 0, "buffer 0 starts the chunk");
@@ -86,12 +83,9 @@ int main(void)
 	n = rm_pin_check8(g, w, 24, "a third fresh buffer");
 	CHECK(n == 1, "no witness lives: the pin exports (%d)", n);
 
-	fake_rm_after_export = NULL;
 	free_buf(&w, "the third fresh buffer");
 	for (i = 0; i < NBUF; i++)
 		if (a[i])
 			free_buf(&a[i], "a buffer");
-	CHECK_RET(gdr_close(g), 0);
-	fake_leave_start(START_OWN_PRIMARY, 1);
-	return rm_done(1);
+	return rm_stop_counting(g);
 }

@@ -24,12 +24,9 @@ int main(void)
 	int n;
 	gdr_t g;
 
-	fake_rm_install();
-	fake_enter_start(START_OWN_PRIMARY, 1);
-	g = rm_open();
+	g = rm_start_counting();
 	if (!g)
 		return test_done();
-	fake_rm_after_export = rm_count_export;
 
 	handle = fake_next_rm_handle;
 	fake_suballoc_max = FAKE_GRAN;
@@ -62,11 +59,8 @@ int main(void)
 	n = rm_pin_check8(g, b, 42, "a buffer of the chunk at A's addresses");
 	CHECK(n == 1, "chunk B's buffer does not vouch for A: %d exports", n);
 
-	fake_rm_after_export = NULL;
 	CHECK(fake_MemFree(b) == CUDA_SUCCESS, "free the new buffer");
 	CHECK(fake_MemFree(c) == CUDA_SUCCESS, "free the third object");
 	CHECK(fake_MemFree(next) == CUDA_SUCCESS, "free chunk B");
-	CHECK_RET(gdr_close(g), 0);
-	fake_leave_start(START_OWN_PRIMARY, 1);
-	return rm_done(1);
+	return rm_stop_counting(g);
 }

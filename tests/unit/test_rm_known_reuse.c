@@ -25,12 +25,9 @@ int main(void)
 	int i, n;
 	gdr_t g;
 
-	fake_rm_install();
-	fake_enter_start(START_OWN_PRIMARY, 1);
-	g = rm_open();
+	g = rm_start_counting();
 	if (!g)
 		return test_done();
-	fake_rm_after_export = rm_count_export;
 
 	handle = fake_next_rm_handle;
 	suballocated(1, a, NBUF, 8);
@@ -61,10 +58,7 @@ int main(void)
 	n = rm_pin_check8(g, b, 14, "the same buffer again");
 	CHECK(n == 0, "and the new object is remembered: %d exports", n);
 
-	fake_rm_after_export = NULL;
 	CHECK(fake_MemFree(b) == CUDA_SUCCESS, "free the new buffer");
 	CHECK(fake_MemFree(c) == CUDA_SUCCESS, "free the third chunk");
-	CHECK_RET(gdr_close(g), 0);
-	fake_leave_start(START_OWN_PRIMARY, 1);
-	return rm_done(1);
+	return rm_stop_counting(g);
 }
