@@ -17,7 +17,9 @@
  * one from WATCH_ALL_FROM), and a choice grown slower than its rival was
  * is measured again (gdr_choose_watch); some of those timed copies go by
  * the rival instead, and a rival found faster beside the choice takes
- * its place (gdr_choose_watch_rival).
+ * its place (gdr_choose_watch_rival).  A choice made in a close contest
+ * is confirmed at once: its next GDR_CONFIRM copies are each timed, by
+ * the choice and the rival in turn (watched_path).
  * A class's first measuring wakes the helper threads before each
  * threaded copy it times (gdr_threads_warm): the choice is made for a
  * burst of copies, as a caller making many finds them.  A class measured
@@ -113,7 +115,8 @@ static int watch_this(void)
 /*
  * The path a timed copy of a watched class whose choice is p goes by:
  * one in the class's rival_every (at random) by its rival, which
- * gdr_choose_watch_rival compares with p.
+ * gdr_choose_watch_rival compares with p; while a close choice is
+ * confirmed, every other one.
  */
 static int watched_path(struct gdr_job *j, struct gdr_tune *t, int ci, int p)
 {
@@ -121,8 +124,16 @@ static int watched_path(struct gdr_job *j, struct gdr_tune *t, int ci, int p)
 	int q = atomic_load_explicit(&c->rival, memory_order_relaxed);
 	uint32_t every = atomic_load_explicit(&c->rival_every,
 					      memory_order_relaxed);
+	uint32_t k = GDR_CONFIRM;
 
-	if (!q || !every || watch_draw() % every ||
+	if (atomic_load_explicit(&c->confirming, memory_order_relaxed) <
+	    GDR_CONFIRM)
+		k = atomic_fetch_add_explicit(&c->confirming, 1,
+					      memory_order_relaxed);
+	/* A rival that lost by far (every 0) is timed no more. */
+	if (k < GDR_CONFIRM && every)
+		every = k & 1;
+	if (!q || !every || (k >= GDR_CONFIRM && watch_draw() % every) ||
 	    !gdr_job_possible(j, t, q, j->n))
 		return p;
 	return q;
@@ -281,7 +292,11 @@ static int decided(struct gdr_job *j, struct gdr_tune *t, size_t n,
 	if ((p == GDRMAP_COPY_PATH_DMA || p == GDRMAP_COPY_PATH_STAGED) &&
 	    !gdr_job_dma_usable(j, t))
 		return GDRMAP_COPY_PATH_MAPPING;
-	*watch = p && atomic_load_explicit(&c->rival, memory_order_relaxed);
+	/* 2: a close choice confirmed, each copy timed. */
+	if (p && atomic_load_explicit(&c->rival, memory_order_relaxed))
+		*watch = atomic_load_explicit(&c->confirming,
+					      memory_order_relaxed) <
+			 GDR_CONFIRM ? 2 : 1;
 	return p;
 }
 
@@ -324,9 +339,9 @@ static int auto_copy(struct gdr_job *j)
 	if (gdr_copy_chooser_seen)
 		gdr_copy_chooser_seen(j->n, j->to_gpu);
 	p = decided(j, t, j->n, &watch);
-	note_map_class(j, ci, p == GDRMAP_COPY_PATH_MAPPING);
-	if (p && (!watch || (!j->watch_now && j->n < WATCH_ALL_FROM &&
-			     !watch_this())))
+	note_map_class(j, ci, p == GDRMAP_COPY_PATH_MAPPING && watch < 2);
+	if (p && (!watch || (watch == 1 && !j->watch_now &&
+			     j->n < WATCH_ALL_FROM && !watch_this())))
 		return gdr_job_run(j, p);
 	if (p) {
 		int q = watched_path(j, t, ci, p);

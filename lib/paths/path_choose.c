@@ -151,7 +151,15 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 		c->rival_ns = rival ? est[rival] : 0;
 		c->seen = 0;
 		c->rseen = 0;
+		c->rfaster = 0;
 		atomic_store_explicit(&c->rival_every, GDR_RIVAL_FIRST,
+				      memory_order_relaxed);
+		/* A close contest is confirmed at once, beside the rival:
+		 * its first copies can catch a path slow (on an H200, the
+		 * staged path's 8 MiB pageable writes at 1.4x what they
+		 * took in the table after, which threads then won). */
+		atomic_store_explicit(&c->confirming,
+				      c->want && rival ? 0 : GDR_CONFIRM,
 				      memory_order_relaxed);
 	}
 	atomic_store_explicit(&c->rival, (uint8_t)rival, memory_order_relaxed);
@@ -262,11 +270,11 @@ void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns)
 	    (size_t)2 << ci <= atomic_load(&t->map_below) ||
 	    (size_t)1 << ci >= atomic_load(&t->dma_from))
 		return;
-	c->watch[c->seen++ % GDR_WATCH] = ns;
+	c->watch[c->seen++ % GDR_KEPT] = ns;
 	if (c->seen % GDR_WATCH || c->seen < (uint32_t)GDR_WATCH << c->reopened)
 		return;
 	for (k = 0; k < GDR_WATCH; k++)
-		w[k] = c->watch[k];
+		w[k] = c->watch[(c->seen - GDR_WATCH + k) % GDR_KEPT];
 	now = quartile(w, GDR_WATCH);
 	if (now * 100 <= c->rival_ns * GDR_CLOSE)
 		return;
@@ -293,18 +301,20 @@ static uint64_t median(uint64_t *v, int n)
 	return v[n / 2];
 }
 
-/* The median of the last copies of c's choice that the watch timed, at
- * most GDR_WATCH; 0 while fewer than GDR_RIVAL. */
-static uint64_t choice_now(const struct gdr_tune_class *c)
+/* The median of the last copies of c's choice that the watch timed (at
+ * most GDR_KEPT), and in *fast their first quartile; 0 while fewer than
+ * GDR_RIVAL. */
+static uint64_t choice_now(const struct gdr_tune_class *c, uint64_t *fast)
 {
-	uint64_t w[GDR_WATCH];
-	int k, n = c->seen < GDR_WATCH ? (int)c->seen : GDR_WATCH;
+	uint64_t w[GDR_KEPT];
+	int k, n = c->seen < GDR_KEPT ? (int)c->seen : GDR_KEPT;
 
 	if (n < GDR_RIVAL)
 		return 0;
 	for (k = 0; k < n; k++)
 		w[k] = c->watch[k];
-	return median(w, n);
+	*fast = quartile(w, n);
+	return w[n / 2];
 }
 
 /*
@@ -319,15 +329,23 @@ static uint64_t choice_now(const struct gdr_tune_class *c)
  * now, and a rival found to have lost by far is timed no more.  Timed
  * beside the choice's own copies, through the same caller's work, a
  * rival faster by GDR_SWITCH is a better word than the choice's few
- * copies at the start: it takes the choice's place at once.  Medians,
- * as in a close contest: a path whose copies come at two speeds must not
- * win on its fast ones (test_copy_auto_two_speeds).
+ * copies at the start: it takes the choice's place.  Medians, as in a
+ * close contest, and two guards against a few copies of a path whose
+ * copies come at two speeds:
+ * - the rival's median must be faster than the choice's fast copies
+ *   (the first quartile of its last GDR_KEPT): a copy engine fast six
+ *   copies in ten has a slow median of eight copies in a row from half
+ *   the places in its pattern (test_copy_auto_two_speeds);
+ * - two looks in a row must find the rival faster, each of fresh
+ *   copies; the first one makes the next come sooner
+ *   (test_copy_auto_confirm).
+ * A close contest's choice has its first two looks at once (decide).
  */
 void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
 			    uint64_t ns)
 {
 	struct gdr_tune_class *c = &t->c[ci];
-	uint64_t r[GDR_RIVAL], now, theirs;
+	uint64_t r[GDR_RIVAL], now, fast, theirs;
 	int k, every = atomic_load_explicit(&c->rival_every,
 					    memory_order_relaxed);
 	char name[160];
@@ -336,7 +354,7 @@ void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
 	    atomic_load_explicit(&c->rival, memory_order_relaxed) != q)
 		return;
 	c->rwatch[c->rseen++ % GDR_RIVAL] = ns;
-	if (c->rseen % GDR_RIVAL || !(now = choice_now(c)))
+	if (c->rseen % GDR_RIVAL || !(now = choice_now(c, &fast)))
 		return;
 	for (k = 0; k < GDR_RIVAL; k++)
 		r[k] = c->rwatch[k];
@@ -348,19 +366,31 @@ void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
 				      memory_order_relaxed);
 		return;
 	}
-	if (every < GDR_RIVAL_LAST)
-		atomic_store_explicit(&c->rival_every, (uint8_t)(every * 2),
-				      memory_order_relaxed);
-	if (theirs * GDR_SWITCH >= now * 100)
+	/* A look that confirms the choice: the next comes later. */
+	if (theirs * GDR_SWITCH >= now * 100 || theirs >= fast) {
+		c->rfaster = 0;
+		if (every < GDR_RIVAL_LAST)
+			atomic_store_explicit(&c->rival_every,
+					      (uint8_t)(every * 2),
+					      memory_order_relaxed);
 		return;
-	gdr_info("%s: %s takes %llu ns, %s beside it %llu: %s serves them",
+	}
+	/* Found faster: looked at again soon, and it takes over when
+	 * that look agrees. */
+	if (++c->rfaster < 2) {
+		atomic_store_explicit(&c->rival_every, GDR_RIVAL_FIRST,
+				      memory_order_relaxed);
+		return;
+	}
+	gdr_info("%s: %s takes %llu ns (first quartile %llu), %s beside it %llu at two looks: %s serves them",
 		 class_name(t, ci, name, sizeof(name)),
 		 gdr_copy_path_names[p], (unsigned long long)now,
-		 gdr_copy_path_names[q], (unsigned long long)theirs,
-		 gdr_copy_path_names[q]);
+		 (unsigned long long)fast, gdr_copy_path_names[q],
+		 (unsigned long long)theirs, gdr_copy_path_names[q]);
 	c->rival_ns = now;
 	c->seen = 0;
 	c->rseen = 0;
+	c->rfaster = 0;
 	atomic_store_explicit(&c->rival, (uint8_t)p, memory_order_relaxed);
 	atomic_store_explicit(&c->path, q, memory_order_release);
 }

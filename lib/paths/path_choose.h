@@ -33,12 +33,18 @@
 /* Of a watched class's timed copies, one in rival_every goes by the
  * rival instead (from GDR_RIVAL_FIRST, doubling at each look that
  * confirms the choice, to GDR_RIVAL_LAST); each GDR_RIVAL copies so timed
- * are compared with the choice's, and a rival faster by GDR_SWITCH
- * (percent) takes its place (gdr_choose_watch_rival). */
+ * are compared with the choice's last GDR_KEPT, and a rival found faster
+ * by GDR_SWITCH (percent) at two looks in a row, its copies faster than
+ * the choice's fast ones, takes its place (gdr_choose_watch_rival). */
 #define GDR_RIVAL	4
 #define GDR_RIVAL_FIRST	8
 #define GDR_RIVAL_LAST	64
 #define GDR_SWITCH	110
+#define GDR_KEPT	16
+/* A close contest's choice is confirmed at once: its next GDR_CONFIRM
+ * copies are each timed, by the choice and its rival in turn, and make
+ * the first two looks. */
+#define GDR_CONFIRM	(4 * GDR_RIVAL)
 
 struct gdr_tune_class {
 	_Atomic int path;		/* the choice; 0 while measuring */
@@ -55,10 +61,14 @@ struct gdr_tune_class {
 	/* Timed copies per copy by the rival; read without the lock. */
 	_Atomic uint8_t rival_every;
 	uint8_t rseen;			/* the rival's timed copies */
+	uint8_t rfaster;		/* looks in a row it was faster */
+	/* Confirming copies handed out (GDR_CONFIRM: none left); read
+	 * without the lock. */
+	_Atomic uint32_t confirming;
 	uint32_t seen;			/* copies of the choice timed since */
 	uint64_t rival_ns;		/* the rival's time at the choice */
 	uint64_t ns[GDR_NPATH][GDR_TRIALS_MAX];
-	uint64_t watch[GDR_WATCH];
+	uint64_t watch[GDR_KEPT];	/* the choice's last timed copies */
 	uint64_t rwatch[GDR_RIVAL];	/* the rival's, beside the choice */
 };
 

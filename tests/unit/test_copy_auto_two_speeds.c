@@ -13,6 +13,7 @@
  * or 51 µs in a fixed pattern, threads and the staged path hopeless).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "fake_vulkan.h"
 #include "owner_pins.h"
@@ -26,7 +27,16 @@ extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
 				       uint64_t measured);
 
 static int fast_in_five;	/* DMA copies at 28 µs, of every five */
+static const char *order;	/* or in this order, over and over: 'f' fast */
 static unsigned int dma_copies;
+
+static int dma_fast(void)
+{
+	unsigned int k = dma_copies++;
+
+	return order ? order[k % strlen(order)] == 'f' :
+		       k % 5 < (unsigned int)fast_in_five;
+}
 
 static uint64_t cost(int path, size_t n, int to_gpu, uint64_t ns)
 {
@@ -35,8 +45,7 @@ static uint64_t cost(int path, size_t n, int to_gpu, uint64_t ns)
 	case GDRMAP_COPY_PATH_MAPPING:
 		return 31000;
 	case GDRMAP_COPY_PATH_DMA:
-		return dma_copies++ % 5 < (unsigned int)fast_in_five ?
-		       28000 : 51000;
+		return dma_fast() ? 28000 : 51000;
 	default:
 		return 200000;
 	}
@@ -80,6 +89,24 @@ static void two_speeds(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	      fast, path_now(mh));
 }
 
+/*
+ * Device 2: DMA fast six copies in ten, in runs (ffffffssss).  Fifteen
+ * copies in a row hold eight fast ones or more, so DMA is chosen; eight
+ * in a row from half the places in the run hold four, and a slow median.
+ * A look at the choice's median alone would give the class to the
+ * mapping at about every other look; its fast copies (first quartile)
+ * keep it.
+ */
+static void runs(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
+{
+	static int three = 3;
+
+	(void)arg;
+	order = "ffffffssss";
+	two_speeds(mh, map, gpu, &three);
+	order = NULL;
+}
+
 int main(int argc, char **argv)
 {
 	static int two = 2, three = 3;
@@ -94,6 +121,7 @@ int main(int argc, char **argv)
 		return test_done();
 	on_mapped(g, 0, AREA, two_speeds, &two);
 	on_mapped(g, 1, AREA, two_speeds, &three);
+	on_mapped(g, 2, AREA, runs, NULL);
 	CHECK_RET(gdr_close(g), 0);
 	return owner_done();
 }

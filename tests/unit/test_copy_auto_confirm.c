@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A close contest's choice is confirmed at once (lib/paths/path_choose.c,
+ * decide and gdr_choose_watch_rival): its next GDR_CONFIRM copies are each
+ * timed, by the choice and its rival in turn, and make the first two
+ * looks.  On an H200 the first copies of a contest caught the loser at
+ * 1.4 times what it took in the table after (8 MiB pageable writes: the
+ * staged path 307 µs at the choice, 218 in the table, threads chosen at
+ * 264); the rival's first look came after about 256 copies of the class,
+ * and a table makes 200.
+ *
+ * - A loser measured slow at the contest and faster by far since serves
+ *   the class GDR_CONFIRM copies after the choice.
+ * - A choice whose rival is as slow as at the contest holds, and its
+ *   copies are timed one in GDR_WATCH_EVERY again after the confirming
+ *   ones.
+ * - A rival faster at one look and slower at the next, over and over,
+ *   never takes over: a switch needs two looks in a row that agree.
+ *
+ * The measuring copies' cost is a model (reads: the mapping 9.5 µs, DMA
+ * 10.5, within a quarter of each other, so both are measured fifteen
+ * times and the mapping wins; threads and the staged path hopeless); the
+ * watched copies' cost is what each case sets for DMA.  The data of
+ * every copy is checked.
+ */
+#include <stdlib.h>
+
+#include "fake_vulkan.h"
+#include "owner_pins.h"
+#include "paths/path_choose.h"
+
+#define AREA	(1UL << 20)
+
+extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
+				      uint64_t measured);
+extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
+				       uint64_t measured);
+
+/* DMA's watched copies: dma_now, or every GDR_RIVAL of them at 7 µs
+ * then GDR_RIVAL at 14, over and over (flip). */
+static uint64_t dma_now = 10500;
+static int flip;
+static int watched[GDRMAP_COPY_PATH_STAGED + 1];
+
+static uint64_t measure_cost(int path, size_t n, int to_gpu, uint64_t ns)
+{
+	(void)n, (void)to_gpu, (void)ns;
+	switch (path) {
+	case GDRMAP_COPY_PATH_MAPPING:
+		return 9500;
+	case GDRMAP_COPY_PATH_DMA:
+		return 10500;
+	default:
+		return 200000;
+	}
+}
+
+static uint64_t watch_cost(int path, size_t n, int to_gpu, uint64_t ns)
+{
+	int k = watched[path]++;
+
+	(void)n, (void)to_gpu, (void)ns;
+	if (path == GDRMAP_COPY_PATH_MAPPING)
+		return 9500;
+	if (path != GDRMAP_COPY_PATH_DMA)
+		return 200000;
+	if (flip)
+		return k / GDR_RIVAL % 2 ? 14000 : 7000;
+	return dma_now;
+}
+
+static int path_of(gdr_mh_t mh, size_t n)
+{
+	int got = -1;
+
+	CHECK_RET(gdrmap_copy_path(mh, 0, n, &got), 0);
+	return got;
+}
+
+static int timed(void)
+{
+	int p, sum = 0;
+
+	for (p = 1; p <= GDRMAP_COPY_PATH_STAGED; p++)
+		sum += watched[p];
+	return sum;
+}
+
+static unsigned char host[AREA];
+
+/* Reads of n bytes, one at a time, until the class is decided; the
+ * mapping must win it.  0 if it did. */
+static int until_chosen(gdr_mh_t mh, const char *map, CUdeviceptr gpu,
+			size_t n)
+{
+	int k;
+
+	for (k = 0; k < 200 && path_of(mh, n) == GDRMAP_COPY_PATH_AUTO; k++)
+		checked_reads(mh, map, gpu, host, n, 1);
+	CHECK(path_of(mh, n) == GDRMAP_COPY_PATH_MAPPING,
+	      "%zu B: the mapping (9.5 µs) wins the close contest with DMA (10.5): %d",
+	      n, path_of(mh, n));
+	return path_of(mh, n) != GDRMAP_COPY_PATH_MAPPING;
+}
+
+static void cases(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
+{
+	size_t n = 128UL << 10;
+	int dma, all;
+
+	(void)arg;
+	/* DMA was slow at the contest; it takes 7 µs now. */
+	if (until_chosen(mh, map, gpu, n))
+		return;
+	dma_now = 7000;
+	dma = watched[GDRMAP_COPY_PATH_DMA];
+	all = timed();
+	checked_reads(mh, map, gpu, host, n, GDR_CONFIRM);
+	CHECK(timed() - all == GDR_CONFIRM,
+	      "128 KiB: each confirming copy is timed: %d of %d",
+	      timed() - all, GDR_CONFIRM);
+	CHECK(watched[GDRMAP_COPY_PATH_DMA] - dma == GDR_CONFIRM / 2,
+	      "128 KiB: every other one by the rival: %d of %d",
+	      watched[GDRMAP_COPY_PATH_DMA] - dma, GDR_CONFIRM);
+	CHECK(path_of(mh, n) == GDRMAP_COPY_PATH_DMA,
+	      "128 KiB: DMA, 7 µs beside the mapping's 9.5, serves the class %d copies after the choice: %d",
+	      GDR_CONFIRM, path_of(mh, n));
+
+	/* DMA as slow as at the contest: the mapping holds, and the
+	 * confirming over, one copy in GDR_WATCH_EVERY is timed. */
+	n = 256UL << 10;
+	dma_now = 10500;
+	if (until_chosen(mh, map, gpu, n))
+		return;
+	checked_reads(mh, map, gpu, host, n, GDR_CONFIRM);
+	all = timed();
+	checked_reads(mh, map, gpu, host, n, 800);
+	CHECK(path_of(mh, n) == GDRMAP_COPY_PATH_MAPPING,
+	      "256 KiB: the mapping holds, DMA as slow as at the contest: %d",
+	      path_of(mh, n));
+	/* At random, one in GDR_WATCH_EVERY: 100 of 800 +- 4 sd. */
+	CHECK(timed() - all >= 60 && timed() - all <= 140,
+	      "256 KiB: confirmed, one copy in %d is timed again: %d of 800",
+	      GDR_WATCH_EVERY, timed() - all);
+
+	/* DMA at 7 µs for one look, 14 at the next, over and over. */
+	n = 512UL << 10;
+	if (until_chosen(mh, map, gpu, n))
+		return;
+	flip = 1;
+	watched[GDRMAP_COPY_PATH_DMA] = 0;
+	checked_reads(mh, map, gpu, host, n, 4000);
+	CHECK(path_of(mh, n) == GDRMAP_COPY_PATH_MAPPING,
+	      "512 KiB: the mapping holds against DMA fast at every other look (%d of its copies timed): %d",
+	      watched[GDRMAP_COPY_PATH_DMA], path_of(mh, n));
+	CHECK(watched[GDRMAP_COPY_PATH_DMA] >= 4 * GDR_RIVAL,
+	      "512 KiB: DMA was looked at four times or more: %d copies",
+	      watched[GDRMAP_COPY_PATH_DMA]);
+	flip = 0;
+}
+
+int main(int argc, char **argv)
+{
+	gdr_t g;
+
+	(void)argc, (void)argv;
+	gdr_cuda_use_syms(&fake_syms);
+	gdr_copy_auto_cost = measure_cost;
+	gdr_copy_watch_cost = watch_cost;
+	g = open_dmabuf();
+	if (!g)
+		return test_done();
+	on_mapped(g, 0, AREA, cases, NULL);
+	CHECK_RET(gdr_close(g), 0);
+	return owner_done();
+}
