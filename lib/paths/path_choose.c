@@ -359,6 +359,14 @@ void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
 	for (k = 0; k < GDR_RIVAL; k++)
 		r[k] = c->rwatch[k];
 	theirs = median(r, GDR_RIVAL);
+	/* Each look, so that a choice a table finds wrong shows what its
+	 * looks saw. */
+	if (gdr_log_enabled(GDR_LOG_DEBUG))
+		gdr_dbg("%s: look: %s median %llu, first quartile %llu; %s median %llu",
+			class_name(t, ci, name, sizeof(name)),
+			gdr_copy_path_names[p], (unsigned long long)now,
+			(unsigned long long)fast, gdr_copy_path_names[q],
+			(unsigned long long)theirs);
 	/* Lost by far now: its copies would cost the caller too much to
 	 * go on timing (the choice's own watch still looks). */
 	if (theirs >= now * GDR_MARGIN) {
