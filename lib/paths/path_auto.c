@@ -18,8 +18,9 @@
  * is measured again (gdr_choose_watch); some of those timed copies go by
  * the rival instead, and a rival found faster beside the choice takes
  * its place (gdr_choose_watch_rival).  A choice made in a close contest
- * is confirmed at once: its next GDR_CONFIRM copies are each timed, by
- * the choice and the rival in turn (watched_path).
+ * is confirmed soon: its next GDR_CONFIRM_END copies are each timed, the
+ * first GDR_CONFIRM_AFTER by the choice, the rest by the choice and the
+ * rival in turn (watched_path).
  * A class's first measuring wakes the helper threads before each
  * threaded copy it times (gdr_threads_warm): the choice is made for a
  * burst of copies, as a caller making many finds them.  A class measured
@@ -116,7 +117,8 @@ static int watch_this(void)
  * The path a timed copy of a watched class whose choice is p goes by:
  * one in the class's rival_every (at random) by its rival, which
  * gdr_choose_watch_rival compares with p; while a close choice is
- * confirmed, every other one.
+ * confirmed, none of its first GDR_CONFIRM_AFTER copies, then every
+ * other one.
  */
 static int watched_path(struct gdr_job *j, struct gdr_tune *t, int ci, int p)
 {
@@ -124,16 +126,18 @@ static int watched_path(struct gdr_job *j, struct gdr_tune *t, int ci, int p)
 	int q = atomic_load_explicit(&c->rival, memory_order_relaxed);
 	uint32_t every = atomic_load_explicit(&c->rival_every,
 					      memory_order_relaxed);
-	uint32_t k = GDR_CONFIRM;
+	uint32_t k = GDR_CONFIRM_END;
 
 	if (atomic_load_explicit(&c->confirming, memory_order_relaxed) <
-	    GDR_CONFIRM)
+	    GDR_CONFIRM_END)
 		k = atomic_fetch_add_explicit(&c->confirming, 1,
 					      memory_order_relaxed);
+	if (k < GDR_CONFIRM_AFTER)
+		return p;
 	/* A rival that lost by far (every 0) is timed no more. */
-	if (k < GDR_CONFIRM && every)
-		every = k & 1;
-	if (!q || !every || (k >= GDR_CONFIRM && watch_draw() % every) ||
+	if (k < GDR_CONFIRM_END && every)
+		every = (k - GDR_CONFIRM_AFTER) & 1;
+	if (!q || !every || (k >= GDR_CONFIRM_END && watch_draw() % every) ||
 	    !gdr_job_possible(j, t, q, j->n))
 		return p;
 	return q;
@@ -296,7 +300,7 @@ static int decided(struct gdr_job *j, struct gdr_tune *t, size_t n,
 	if (p && atomic_load_explicit(&c->rival, memory_order_relaxed))
 		*watch = atomic_load_explicit(&c->confirming,
 					      memory_order_relaxed) <
-			 GDR_CONFIRM ? 2 : 1;
+			 GDR_CONFIRM_END ? 2 : 1;
 	return p;
 }
 

@@ -154,12 +154,17 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 		c->rfaster = 0;
 		atomic_store_explicit(&c->rival_every, GDR_RIVAL_FIRST,
 				      memory_order_relaxed);
-		/* A close contest is confirmed at once, beside the rival:
-		 * its first copies can catch a path slow (on an H200, the
+		/* A close contest is confirmed soon, beside the rival: its
+		 * first copies can catch a path slow (on an H200, the
 		 * staged path's 8 MiB pageable writes at 1.4x what they
-		 * took in the table after, which threads then won). */
+		 * took in the table after, which threads then won).  Not
+		 * at once: the copies just after a choice are slow by
+		 * whichever path (on an H200, 4 MiB pageable writes by the
+		 * staged path had a median of 164-209 us over the first
+		 * four, 137-154 over the next), so they are the choice's
+		 * alone, each timed, and the looks come after them. */
 		atomic_store_explicit(&c->confirming,
-				      c->want && rival ? 0 : GDR_CONFIRM,
+				      c->want && rival ? 0 : GDR_CONFIRM_END,
 				      memory_order_relaxed);
 	}
 	atomic_store_explicit(&c->rival, (uint8_t)rival, memory_order_relaxed);
@@ -271,7 +276,12 @@ void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns)
 	    (size_t)1 << ci >= atomic_load(&t->dma_from))
 		return;
 	c->watch[c->seen++ % GDR_KEPT] = ns;
-	if (c->seen % GDR_WATCH || c->seen < (uint32_t)GDR_WATCH << c->reopened)
+	/* The copies just after a close choice are slow by whichever path
+	 * (decide): measuring again on them would measure that. */
+	if (c->seen % GDR_WATCH ||
+	    c->seen < (uint32_t)GDR_WATCH << c->reopened ||
+	    atomic_load_explicit(&c->confirming, memory_order_relaxed) <
+	    GDR_CONFIRM_AFTER)
 		return;
 	for (k = 0; k < GDR_WATCH; k++)
 		w[k] = c->watch[(c->seen - GDR_WATCH + k) % GDR_KEPT];
@@ -339,7 +349,7 @@ static uint64_t choice_now(const struct gdr_tune_class *c, uint64_t *fast)
  * - two looks in a row must find the rival faster, each of fresh
  *   copies; the first one makes the next come sooner
  *   (test_copy_auto_confirm).
- * A close contest's choice has its first two looks at once (decide).
+ * A close contest's choice has its first two looks soon (decide).
  */
 void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
 			    uint64_t ns)

@@ -41,10 +41,12 @@
 #define GDR_RIVAL_LAST	64
 #define GDR_SWITCH	110
 #define GDR_KEPT	16
-/* A close contest's choice is confirmed at once: its next GDR_CONFIRM
- * copies are each timed, by the choice and its rival in turn, and make
- * the first two looks. */
-#define GDR_CONFIRM	(4 * GDR_RIVAL)
+/* A close contest's choice is confirmed soon: its next GDR_CONFIRM_AFTER
+ * copies are each timed, by the choice, and the GDR_CONFIRM after them by
+ * the choice and its rival in turn, which make the first two looks. */
+#define GDR_CONFIRM_AFTER	32
+#define GDR_CONFIRM		(4 * GDR_RIVAL)
+#define GDR_CONFIRM_END		(GDR_CONFIRM_AFTER + GDR_CONFIRM)
 
 struct gdr_tune_class {
 	_Atomic int path;		/* the choice; 0 while measuring */
@@ -62,7 +64,7 @@ struct gdr_tune_class {
 	_Atomic uint8_t rival_every;
 	uint8_t rseen;			/* the rival's timed copies */
 	uint8_t rfaster;		/* looks in a row it was faster */
-	/* Confirming copies handed out (GDR_CONFIRM: none left); read
+	/* Confirming copies handed out (GDR_CONFIRM_END: none left); read
 	 * without the lock. */
 	_Atomic uint32_t confirming;
 	uint32_t seen;			/* copies of the choice timed since */

@@ -306,7 +306,7 @@ static void small_mapping(gdr_mh_t mh, char *map, CUdeviceptr gpu,
 		map_ns = 11000;
 		/* A close contest: measured, then confirmed, every
 		 * confirming copy timed. */
-		small_copies(mh, map, gpu, dir, 40 + GDR_CONFIRM);
+		small_copies(mh, map, gpu, dir, 40 + GDR_CONFIRM_END);
 		CHECK(small_path(mh, dir) == GDRMAP_COPY_PATH_MAPPING,
 		      "16 KiB %s: the mapping is chosen over DMA: %d", way,
 		      small_path(mh, dir));
