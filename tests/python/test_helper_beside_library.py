@@ -36,11 +36,17 @@ with tempfile.TemporaryDirectory() as o:
     env = dict(os.environ, GDRMAP_LIBRARY=lib,
                PYTHONPATH=os.path.join(check.TOP, "python"))
     env.pop("GDRMAP_FASTFLAG", None)
-    tree = os.path.realpath(check.HELPER)
-    got = helper_path(env)
-    CHECK(got == tree,
-          "no helper in %s/python/gdrmap: the tree's (%s), not %s" %
-          (o, tree, got))
+    # The package falls back on the tree's build/ only (make O=DIR
+    # builds elsewhere, as the GPU machines' runs do).
+    if os.path.realpath(check.BUILD) == os.path.join(check.TOP, "build"):
+        tree = os.path.realpath(check.HELPER)
+        got = helper_path(env)
+        CHECK(got == tree,
+              "no helper in %s/python/gdrmap: the tree's (%s), not %s" %
+              (o, tree, got))
+    else:
+        check.skip("the build directory is not build/: the package does "
+                   "not fall back on it")
     beside = os.path.join(o, "python", "gdrmap",
                           os.path.basename(check.HELPER))
     os.makedirs(os.path.dirname(beside))
