@@ -27,7 +27,7 @@ bench/python-gpu-run.sh does, with the helper.  The GPU memory is one
 gdrmap.mem_alloc allocation
 (cuMemCreate: every backend maps it), seen by PyTorch through
 __cuda_array_interface__ (no copy).  Each cell is timed call by call for
-about SECONDS (default 0.1) after a warm-up (which also lets the library
+about SECONDS (default 0.1), 20 rounds at least, after a warm-up (which also lets the library
 finish timing its paths for that size and kind), all cells of a size and
 kind interleaved: rounds in a shuffled order, each cell's turn in a
 round one timed call (--paired: an untimed call, then a timed one, as
@@ -85,6 +85,15 @@ NO_HELPER = ("none: every Mapping call goes through ctypes (several us "
 shuffle = random.Random(1).shuffle
 
 
+# The fewest rounds a cell gets, as copylat --paths's fewest calls: the
+# 64 MiB cells' rounds take about 0.16 s on an H200, so SECONDS gives them
+# a handful, and a median of nine calls, each after a shuffled neighbour
+# (a 64 MiB write through the mapping still draining, or not), put a
+# pinned 64 MiB DMA write at 2.24 ms where the same path forced in the
+# same rounds took 1.31.
+MIN_ROUNDS = 20
+
+
 def timed_together(cells):
     """Time every fn of cells ({name: fn}) call by call, interleaved: each
     cell takes a turn per round, in an order shuffled anew each round, so
@@ -98,7 +107,7 @@ def timed_together(cells):
     and 280-320 after a threaded read of the same buffer.  With PAIRED, a
     turn is an untimed call and a timed one, so that every timed call
     follows one of its own, as copylat --paths times them.  Rounds for
-    about SECONDS per cell, at least 5, at most 20000."""
+    about SECONDS per cell, at least MIN_ROUNDS, at most 20000."""
     fns = list(cells.items())
     for _, fn in fns:
         for _ in range(5):
@@ -110,7 +119,7 @@ def timed_together(cells):
         end = clock() + int(SECONDS * k * 1e9)
         r = 0
         order = list(range(k))
-        while r < 5 or (clock() < end and r < 20000):
+        while r < MIN_ROUNDS or (clock() < end and r < 20000):
             shuffle(order)
             for j in order:
                 if PAIRED:

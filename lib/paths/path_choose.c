@@ -162,7 +162,8 @@ static void decide(struct gdr_tune *t, int ci, int possible)
 		 * whichever path (on an H200, 4 MiB pageable writes by the
 		 * staged path had a median of 164-209 us over the first
 		 * four, 137-154 over the next), so they are the choice's
-		 * alone, each timed, and the looks come after them. */
+		 * alone, each timed, and the first look's median and first
+		 * quartile, over these and the next, see past them. */
 		atomic_store_explicit(&c->confirming,
 				      c->want && rival ? 0 : GDR_CONFIRM_END,
 				      memory_order_relaxed);
@@ -276,12 +277,13 @@ void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns)
 	    (size_t)1 << ci >= atomic_load(&t->dma_from))
 		return;
 	c->watch[c->seen++ % GDR_KEPT] = ns;
-	/* The copies just after a close choice are slow by whichever path
-	 * (decide): measuring again on them would measure that. */
+	/* Not while a close choice is confirmed: its first copies are
+	 * slow by whichever path (decide), and the rival is timed beside
+	 * them, a better word than its time at the choice. */
 	if (c->seen % GDR_WATCH ||
 	    c->seen < (uint32_t)GDR_WATCH << c->reopened ||
 	    atomic_load_explicit(&c->confirming, memory_order_relaxed) <
-	    GDR_CONFIRM_AFTER)
+	    GDR_CONFIRM_END)
 		return;
 	for (k = 0; k < GDR_WATCH; k++)
 		w[k] = c->watch[(c->seen - GDR_WATCH + k) % GDR_KEPT];

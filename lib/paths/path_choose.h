@@ -44,7 +44,7 @@
 /* A close contest's choice is confirmed soon: its next GDR_CONFIRM_AFTER
  * copies are each timed, by the choice, and the GDR_CONFIRM after them by
  * the choice and its rival in turn, which make the first two looks. */
-#define GDR_CONFIRM_AFTER	32
+#define GDR_CONFIRM_AFTER	8
 #define GDR_CONFIRM		(4 * GDR_RIVAL)
 #define GDR_CONFIRM_END		(GDR_CONFIRM_AFTER + GDR_CONFIRM)
 

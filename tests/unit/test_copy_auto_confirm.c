@@ -19,7 +19,7 @@
  *   ones.
  * - A rival faster at one look and slower at the next, over and over,
  *   never takes over: a switch needs two looks in a row that agree.
- * - A choice whose first 16 copies after the choice are 1.6 times as
+ * - A choice whose first 6 copies after the choice are 1.6 times as
  *   slow as the rest holds: neither the rival nor measuring again takes
  *   the class from it on those copies.
  *
@@ -44,7 +44,7 @@ extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
 
 /* DMA's watched copies: dma_now, or every GDR_RIVAL of them at 7 µs
  * then GDR_RIVAL at 14, over and over (flip).  The mapping's: 9.5 µs,
- * 15.2 for its first 16 from slow_from on (slow_from >= 0). */
+ * 15.2 for its first 6 from slow_from on (slow_from >= 0). */
 static uint64_t dma_now = 10500;
 static int flip, slow_from = -1;
 static int watched[GDRMAP_COPY_PATH_STAGED + 1];
@@ -68,7 +68,7 @@ static uint64_t watch_cost(int path, size_t n, int to_gpu, uint64_t ns)
 
 	(void)n, (void)to_gpu, (void)ns;
 	if (path == GDRMAP_COPY_PATH_MAPPING)
-		return slow_from >= 0 && k >= slow_from && k < slow_from + 16 ?
+		return slow_from >= 0 && k >= slow_from && k < slow_from + 6 ?
 		       15200 : 9500;
 	if (path != GDRMAP_COPY_PATH_DMA)
 		return 200000;
@@ -172,7 +172,7 @@ static void cases(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	      watched[GDRMAP_COPY_PATH_DMA]);
 	flip = 0;
 
-	/* The mapping slow for its first 16 copies after the choice. */
+	/* The mapping slow for its first 6 copies after the choice. */
 	n = 1UL << 20;
 	dma_now = 10500;
 	if (until_chosen(mh, map, gpu, n))
@@ -184,7 +184,7 @@ static void cases(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 			break;
 	}
 	CHECK(k == 400,
-	      "1 MiB: the mapping, slow for 16 copies after the choice and 9.5 µs after, holds against DMA's 10.5: path %d after %d copies",
+	      "1 MiB: the mapping, slow for 6 copies after the choice and 9.5 µs after, holds against DMA's 10.5: path %d after %d copies",
 	      path_of(mh, n), k + 1);
 	slow_from = -1;
 }
