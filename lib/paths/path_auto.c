@@ -80,14 +80,11 @@
  */
 #define WATCH_ALL_FROM	(1UL << 20)
 
-/* Tests replace what a measuring copy cost (the path's model instead of
- * the fake's memcpy); NULL: the clock's word.  gdr_copy_watch_cost: the
- * same for a watched copy of a decided class. */
+/* The tests' hooks (path_choose.h). */
 uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
 			       uint64_t measured);
 uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
 				uint64_t measured);
-/* Tests count the copies that come to the choice (auto_copy). */
 void (*gdr_copy_chooser_seen)(size_t n, int to_gpu);
 
 /*

@@ -123,4 +123,16 @@ void gdr_choose_watch(struct gdr_tune *t, int ci, int p, uint64_t ns);
 void gdr_choose_watch_rival(struct gdr_tune *t, int ci, int p, int q,
 			    uint64_t ns);
 
+/*
+ * For tests (path_auto.c; NULL in the library): what a measuring copy
+ * cost (the path's model instead of the clock's word on the fake's
+ * memcpy), the same for a watched copy of a decided class, and each copy
+ * that comes to the choice.
+ */
+extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
+				      uint64_t measured);
+extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
+				       uint64_t measured);
+extern void (*gdr_copy_chooser_seen)(size_t n, int to_gpu);
+
 #endif /* GDRMAP_COPY_CHOOSE_H */

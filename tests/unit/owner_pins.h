@@ -243,4 +243,30 @@ static inline gdr_t open_dmabuf(void)
 	return g;
 }
 
+/* The path gdrmap_copy_* take now for n bytes of mh, reads or writes
+ * (to_mapping): gdrmap_copy_path's answer. */
+static inline int copy_path_now(gdr_mh_t mh, int to_mapping, size_t n)
+{
+	int got = -1;
+
+	CHECK_RET(gdrmap_copy_path(mh, to_mapping, n, &got), 0);
+	return got;
+}
+
+/* The whole of a test of one mapping of n bytes of device 0 through the
+ * dmabuf backend (on_mapped): its exit status. */
+static inline int run_on_mapped(size_t n,
+				void (*phase)(gdr_mh_t, char *, CUdeviceptr,
+					      void *),
+				void *arg)
+{
+	gdr_t g = open_dmabuf();
+
+	if (!g)
+		return test_done();
+	on_mapped(g, 0, n, phase, arg);
+	CHECK_RET(gdr_close(g), 0);
+	return owner_done();
+}
+
 #endif /* GDRMAP_TEST_OWNER_PINS_H */

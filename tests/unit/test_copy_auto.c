@@ -14,11 +14,10 @@
 #include "copy_paths.h"
 #include "fake_vulkan.h"
 #include "owner_pins.h"
+#include "paths/threads.h"
 
 #define AREA	(4UL << 20)	/* the part of the allocation used */
 #define SLACK	64		/* poisoned bytes either side */
-
-int gdr_threads_helpers(void);
 
 static unsigned char *data, *back, *gpu;
 

@@ -16,15 +16,10 @@
 #include "copy_paths.h"
 #include "fake_vulkan.h"
 #include "owner_pins.h"
+#include "paths/path_choose.h"
+#include "paths/threads.h"
 
 #define AREA	(8UL << 20)
-
-extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
-				      uint64_t measured);
-extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
-				       uint64_t measured);
-
-int gdr_threads_helpers(void);
 
 static int timed[GDRMAP_COPY_PATH_STAGED + 1];
 static int timed_16k[GDRMAP_COPY_PATH_STAGED + 1];

@@ -37,11 +37,6 @@
 
 #define AREA	(1UL << 20)
 
-extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
-				      uint64_t measured);
-extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
-				       uint64_t measured);
-
 /* DMA's watched copies: dma_now, or every GDR_RIVAL of them at 7 µs
  * then GDR_RIVAL at 14, over and over (flip).  The mapping's: 9.5 µs,
  * 15.2 for its first 6 from slow_from on (slow_from >= 0). */
@@ -77,14 +72,6 @@ static uint64_t watch_cost(int path, size_t n, int to_gpu, uint64_t ns)
 	return dma_now;
 }
 
-static int path_of(gdr_mh_t mh, size_t n)
-{
-	int got = -1;
-
-	CHECK_RET(gdrmap_copy_path(mh, 0, n, &got), 0);
-	return got;
-}
-
 static int timed(void)
 {
 	int p, sum = 0;
@@ -103,12 +90,12 @@ static int until_chosen(gdr_mh_t mh, const char *map, CUdeviceptr gpu,
 {
 	int k;
 
-	for (k = 0; k < 200 && path_of(mh, n) == GDRMAP_COPY_PATH_AUTO; k++)
+	for (k = 0; k < 200 && copy_path_now(mh, 0, n) == GDRMAP_COPY_PATH_AUTO; k++)
 		checked_reads(mh, map, gpu, host, n, 1);
-	CHECK(path_of(mh, n) == GDRMAP_COPY_PATH_MAPPING,
+	CHECK(copy_path_now(mh, 0, n) == GDRMAP_COPY_PATH_MAPPING,
 	      "%zu B: the mapping (9.5 µs) wins the close contest with DMA (10.5): %d",
-	      n, path_of(mh, n));
-	return path_of(mh, n) != GDRMAP_COPY_PATH_MAPPING;
+	      n, copy_path_now(mh, 0, n));
+	return copy_path_now(mh, 0, n) != GDRMAP_COPY_PATH_MAPPING;
 }
 
 static void cases(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
@@ -136,9 +123,9 @@ static void cases(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	CHECK(watched[GDRMAP_COPY_PATH_DMA] - dma == GDR_CONFIRM / 2,
 	      "128 KiB: every other one of the last %d by the rival: %d",
 	      GDR_CONFIRM, watched[GDRMAP_COPY_PATH_DMA] - dma);
-	CHECK(path_of(mh, n) == GDRMAP_COPY_PATH_DMA,
+	CHECK(copy_path_now(mh, 0, n) == GDRMAP_COPY_PATH_DMA,
 	      "128 KiB: DMA, 7 µs beside the mapping's 9.5, serves the class %d copies after the choice: %d",
-	      GDR_CONFIRM_END, path_of(mh, n));
+	      GDR_CONFIRM_END, copy_path_now(mh, 0, n));
 
 	/* DMA as slow as at the contest: the mapping holds, and the
 	 * confirming over, one copy in GDR_WATCH_EVERY is timed. */
@@ -149,9 +136,9 @@ static void cases(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	checked_reads(mh, map, gpu, host, n, GDR_CONFIRM_END);
 	all = timed();
 	checked_reads(mh, map, gpu, host, n, 800);
-	CHECK(path_of(mh, n) == GDRMAP_COPY_PATH_MAPPING,
+	CHECK(copy_path_now(mh, 0, n) == GDRMAP_COPY_PATH_MAPPING,
 	      "256 KiB: the mapping holds, DMA as slow as at the contest: %d",
-	      path_of(mh, n));
+	      copy_path_now(mh, 0, n));
 	/* At random, one in GDR_WATCH_EVERY: 100 of 800 +- 4 sd. */
 	CHECK(timed() - all >= 60 && timed() - all <= 140,
 	      "256 KiB: confirmed, one copy in %d is timed again: %d of 800",
@@ -164,9 +151,9 @@ static void cases(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	flip = 1;
 	watched[GDRMAP_COPY_PATH_DMA] = 0;
 	checked_reads(mh, map, gpu, host, n, 4000);
-	CHECK(path_of(mh, n) == GDRMAP_COPY_PATH_MAPPING,
+	CHECK(copy_path_now(mh, 0, n) == GDRMAP_COPY_PATH_MAPPING,
 	      "512 KiB: the mapping holds against DMA fast at every other look (%d of its copies timed): %d",
-	      watched[GDRMAP_COPY_PATH_DMA], path_of(mh, n));
+	      watched[GDRMAP_COPY_PATH_DMA], copy_path_now(mh, 0, n));
 	CHECK(watched[GDRMAP_COPY_PATH_DMA] >= 4 * GDR_RIVAL,
 	      "512 KiB: DMA was looked at four times or more: %d copies",
 	      watched[GDRMAP_COPY_PATH_DMA]);
@@ -180,27 +167,19 @@ static void cases(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	slow_from = watched[GDRMAP_COPY_PATH_MAPPING];
 	for (k = 0; k < 400; k++) {
 		checked_reads(mh, map, gpu, host, n, 1);
-		if (path_of(mh, n) != GDRMAP_COPY_PATH_MAPPING)
+		if (copy_path_now(mh, 0, n) != GDRMAP_COPY_PATH_MAPPING)
 			break;
 	}
 	CHECK(k == 400,
 	      "1 MiB: the mapping, slow for 6 copies after the choice and 9.5 µs after, holds against DMA's 10.5: path %d after %d copies",
-	      path_of(mh, n), k + 1);
+	      copy_path_now(mh, 0, n), k + 1);
 	slow_from = -1;
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-	gdr_t g;
-
-	(void)argc, (void)argv;
 	gdr_cuda_use_syms(&fake_syms);
 	gdr_copy_auto_cost = measure_cost;
 	gdr_copy_watch_cost = watch_cost;
-	g = open_dmabuf();
-	if (!g)
-		return test_done();
-	on_mapped(g, 0, AREA, cases, NULL);
-	CHECK_RET(gdr_close(g), 0);
-	return owner_done();
+	return run_on_mapped(AREA, cases, NULL);
 }

@@ -16,11 +16,6 @@
 #define AREA	(1UL << 20)
 #define N	(128UL << 10)
 
-extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
-				      uint64_t measured);
-extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
-				       uint64_t measured);
-
 static unsigned int seed = 12345;
 static int measured;
 
@@ -70,15 +65,8 @@ static void flap(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 
 int main(void)
 {
-	gdr_t g;
-
 	gdr_cuda_use_syms(&fake_syms);
 	gdr_copy_auto_cost = measure_cost;
 	gdr_copy_watch_cost = watch_cost;
-	g = open_dmabuf();
-	if (!g)
-		return test_done();
-	on_mapped(g, 0, AREA, flap, NULL);
-	CHECK_RET(gdr_close(g), 0);
-	return owner_done();
+	return run_on_mapped(AREA, flap, NULL);
 }

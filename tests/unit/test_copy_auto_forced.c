@@ -11,10 +11,9 @@
 
 #include "fake_vulkan.h"
 #include "owner_pins.h"
+#include "paths/threads.h"
 
 #define AREA	(2UL << 20)
-
-int gdr_threads_helpers(void);
 
 static unsigned char *out, *in;
 

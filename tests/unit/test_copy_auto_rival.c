@@ -23,11 +23,6 @@
 #define AREA	(2UL << 20)
 #define COPIES	4000
 
-extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
-				      uint64_t measured);
-extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
-				       uint64_t measured);
-
 static uint64_t map_watched = 9500;	/* the mapping's cost now */
 static int watched[GDRMAP_COPY_PATH_STAGED + 1];
 
@@ -52,14 +47,6 @@ static uint64_t watch_cost(int path, size_t n, int to_gpu, uint64_t ns)
 	       path == GDRMAP_COPY_PATH_DMA ? 8000 : 200000;
 }
 
-static int path_of(gdr_mh_t mh, size_t n)
-{
-	int got = -1;
-
-	CHECK_RET(gdrmap_copy_path(mh, 0, n, &got), 0);
-	return got;
-}
-
 /*
  * Reads of n bytes until chosen (DMA over the mapping), then COPIES more
  * with the mapping's copies costing map_ns; the copies by the mapping
@@ -73,14 +60,14 @@ static int after(gdr_mh_t mh, char *map, CUdeviceptr gpu, size_t n,
 
 	map_watched = 9500;
 	checked_reads(mh, map, gpu, host, n, 40);
-	CHECK(path_of(mh, n) == GDRMAP_COPY_PATH_DMA,
+	CHECK(copy_path_now(mh, 0, n) == GDRMAP_COPY_PATH_DMA,
 	      "%zu B: DMA (8 µs) chosen over the mapping (9.5 µs): %d", n,
-	      path_of(mh, n));
+	      copy_path_now(mh, 0, n));
 	map_watched = map_ns;
 	before = watched[GDRMAP_COPY_PATH_MAPPING];
 	checked_reads(mh, map, gpu, host, n, COPIES);
 	*rival = watched[GDRMAP_COPY_PATH_MAPPING] - before;
-	return path_of(mh, n);
+	return copy_path_now(mh, 0, n);
 }
 
 static void cases(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
@@ -118,18 +105,10 @@ static void cases(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	map_watched = 9500;
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-	gdr_t g;
-
-	(void)argc, (void)argv;
 	gdr_cuda_use_syms(&fake_syms);
 	gdr_copy_auto_cost = measure_cost;
 	gdr_copy_watch_cost = watch_cost;
-	g = open_dmabuf();
-	if (!g)
-		return test_done();
-	on_mapped(g, 0, AREA, cases, NULL);
-	CHECK_RET(gdr_close(g), 0);
-	return owner_done();
+	return run_on_mapped(AREA, cases, NULL);
 }

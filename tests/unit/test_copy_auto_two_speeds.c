@@ -17,14 +17,10 @@
 
 #include "fake_vulkan.h"
 #include "owner_pins.h"
+#include "paths/path_choose.h"
 
 #define AREA	(1UL << 20)
 #define N	(128UL << 10)
-
-extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
-				      uint64_t measured);
-extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
-				       uint64_t measured);
 
 static int fast_in_five;	/* DMA copies at 28 µs, of every five */
 static const char *order;	/* or in this order, over and over: 'f' fast */

@@ -24,17 +24,11 @@
 #include "fake_vulkan.h"
 #include "owner_pins.h"
 #include "paths/path_choose.h"
+#include "paths/threads.h"
 
 #define AREA	(2UL << 20)
 #define N	(128UL << 10)
 #define SMALL	(16UL << 10)
-
-extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
-				      uint64_t measured);
-extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
-				       uint64_t measured);
-extern void (*gdr_copy_chooser_seen)(size_t n, int to_gpu);
-int gdr_threads_helpers(void);
 
 static uint64_t dma_ns = 8000, map_ns = 11000;
 static size_t slow_a, slow_b;	/* DMA of these sizes takes 16 µs */
@@ -98,17 +92,9 @@ static void reads(gdr_mh_t mh, char *map, CUdeviceptr gpu, int times)
 	checked_reads(mh, map, gpu, host, N, times);
 }
 
-static int path_of(gdr_mh_t mh, size_t n)
-{
-	int got = -1;
-
-	CHECK_RET(gdrmap_copy_path(mh, 0, n, &got), 0);
-	return got;
-}
-
 static int path_now(gdr_mh_t mh)
 {
-	return path_of(mh, N);
+	return copy_path_now(mh, 0, N);
 }
 
 /* Device 0: a steady choice, then its path slows down. */
@@ -216,9 +202,9 @@ static void alternate(gdr_mh_t mh, char *map, size_t a, size_t b)
 		}
 		want_a = slow_a ? GDRMAP_COPY_PATH_MAPPING : GDRMAP_COPY_PATH_DMA;
 		want_b = slow_b ? GDRMAP_COPY_PATH_MAPPING : GDRMAP_COPY_PATH_DMA;
-		CHECK(path_of(mh, a) == want_a && path_of(mh, b) == want_b,
+		CHECK(copy_path_now(mh, 0, a) == want_a && copy_path_now(mh, 0, b) == want_b,
 		      "alternating %zu and %zu B, round %d: paths %d and %d, want %d and %d",
-		      a, b, round, path_of(mh, a), path_of(mh, b), want_a,
+		      a, b, round, copy_path_now(mh, 0, a), copy_path_now(mh, 0, b), want_a,
 		      want_b);
 	}
 	slow_a = slow_b = 0;
@@ -238,8 +224,8 @@ static void large(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	(void)arg;
 	dma_ns = 8000;
 	checked_reads(mh, map, gpu, big, AREA, 40);
-	CHECK(path_of(mh, AREA) == GDRMAP_COPY_PATH_DMA,
-	      "2 MiB: DMA is chosen: %d", path_of(mh, AREA));
+	CHECK(copy_path_now(mh, 0, AREA) == GDRMAP_COPY_PATH_DMA,
+	      "2 MiB: DMA is chosen: %d", copy_path_now(mh, 0, AREA));
 	w = watched;
 	checked_reads(mh, map, gpu, big, AREA, 16);
 	CHECK(watched - w == 16, "every 2 MiB copy is timed: %d of 16",
@@ -248,7 +234,7 @@ static void large(gdr_mh_t mh, char *map, CUdeviceptr gpu, void *arg)
 	before = all_measured();
 	checked_reads(mh, map, gpu, big, AREA, 2 * GDR_WATCH);
 	CHECK(all_measured() > before ||
-	      path_of(mh, AREA) == GDRMAP_COPY_PATH_MAPPING,
+	      copy_path_now(mh, 0, AREA) == GDRMAP_COPY_PATH_MAPPING,
 	      "2 MiB DMA grown slower is measured again, or the mapping timed beside it takes over, within %d copies",
 	      2 * GDR_WATCH);
 	dma_ns = 8000;
@@ -277,14 +263,6 @@ static void small_copies(gdr_mh_t mh, char *map, CUdeviceptr gpu,
 	      times, SMALL);
 }
 
-static int small_path(gdr_mh_t mh, int to_gpu)
-{
-	int got = -1;
-
-	CHECK_RET(gdrmap_copy_path(mh, to_gpu, SMALL, &got), 0);
-	return got;
-}
-
 /*
  * Device 1 again: 16 KiB copies, the mapping (11 µs) chosen over DMA (13
  * µs) but not by far, both ways.  Only the copies the watch times come to
@@ -307,9 +285,9 @@ static void small_mapping(gdr_mh_t mh, char *map, CUdeviceptr gpu,
 		/* A close contest: measured, then confirmed, every
 		 * confirming copy timed. */
 		small_copies(mh, map, gpu, dir, 40 + GDR_CONFIRM_END);
-		CHECK(small_path(mh, dir) == GDRMAP_COPY_PATH_MAPPING,
+		CHECK(copy_path_now(mh, dir, SMALL) == GDRMAP_COPY_PATH_MAPPING,
 		      "16 KiB %s: the mapping is chosen over DMA: %d", way,
-		      small_path(mh, dir));
+		      copy_path_now(mh, dir, SMALL));
 		w = watched;
 		seen = seen_small[dir];
 		small_copies(mh, map, gpu, dir, 800);
@@ -323,9 +301,9 @@ static void small_mapping(gdr_mh_t mh, char *map, CUdeviceptr gpu,
 		      way, watched - w, seen_small[dir] - seen);
 		map_ns = 20000;
 		small_copies(mh, map, gpu, dir, 3 * GDR_WATCH_EVERY * GDR_WATCH);
-		CHECK(small_path(mh, dir) == GDRMAP_COPY_PATH_DMA,
+		CHECK(copy_path_now(mh, dir, SMALL) == GDRMAP_COPY_PATH_DMA,
 		      "16 KiB %s: DMA takes over from the mapping grown slower: %d",
-		      way, small_path(mh, dir));
+		      way, copy_path_now(mh, dir, SMALL));
 		seen = seen_small[dir];
 		small_copies(mh, map, gpu, dir, 100);
 		CHECK(seen_small[dir] - seen == 100,

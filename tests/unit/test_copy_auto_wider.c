@@ -19,12 +19,10 @@
 
 #include "fake_vulkan.h"
 #include "owner_pins.h"
+#include "paths/path_choose.h"
+#include "paths/threads.h"
 
 #define AREA	(2UL << 20)
-
-extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
-				      uint64_t measured);
-int gdr_threads_helpers(void);
 
 static int pinned_now;
 static int measured_at_1m[GDRMAP_COPY_PATH_STAGED + 1];

@@ -20,12 +20,10 @@
 
 #include "fake_vulkan.h"
 #include "owner_pins.h"
+#include "paths/path_choose.h"
 
 #define AREA	(1UL << 20)
 #define N	(64UL << 10)
-
-extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
-				      uint64_t measured);
 
 static unsigned char *buf, *back;
 static int registered;

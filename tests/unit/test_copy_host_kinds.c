@@ -16,16 +16,11 @@
 #include "copy_paths.h"
 #include "fake_vulkan.h"
 #include "owner_pins.h"
+#include "paths/path_choose.h"
+#include "paths/threads.h"
 
 #define AREA	(16UL << 20)
 #define SLACK	64
-
-extern uint64_t (*gdr_copy_auto_cost)(int path, size_t n, int to_gpu,
-				      uint64_t measured);
-extern uint64_t (*gdr_copy_watch_cost)(int path, size_t n, int to_gpu,
-				       uint64_t measured);
-
-int gdr_threads_helpers(void);
 
 /* What the model's host buffer is: set before each burst of copies. */
 static int pinned_now;
