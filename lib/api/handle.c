@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/internal.h"
 #include "base/log.h"
@@ -28,9 +29,12 @@ static int grow(void)
 
 	if (nr_chunks == REGION_MAX_CHUNKS)
 		return ENOMEM;
-	chunk = calloc(REGION_CHUNK_SLOTS, sizeof(*chunk));
+	/* Line-aligned, as struct gdr_region asks (internal.h). */
+	chunk = aligned_alloc(_Alignof(struct gdr_region),
+			      REGION_CHUNK_SLOTS * sizeof(*chunk));
 	if (!chunk)
 		return ENOMEM;
+	memset(chunk, 0, REGION_CHUNK_SLOTS * sizeof(*chunk));
 	base = nr_chunks * REGION_CHUNK_SLOTS;
 	for (i = 0; i < REGION_CHUNK_SLOTS; i++) {
 		chunk[i].index = base + i;

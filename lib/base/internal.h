@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gdrapi.h"
@@ -75,7 +76,10 @@ struct gdr {
  * owner and is under its lock.
  */
 struct gdr_region {
-	_Atomic uint64_t state;
+	/* The fields every copy reads, up to map_classes, fill the first
+	 * cache line: a region starts on one (handle.c's chunks are
+	 * aligned), so a copy's lookup never reads two. */
+	_Alignas(64) _Atomic uint64_t state;
 	_Atomic(struct gdr *) owner;
 	_Atomic uintptr_t map_va;
 	_Atomic size_t map_len;
@@ -111,6 +115,9 @@ struct gdr_region {
 	_Atomic(struct gdr_tune *) tune[2][GDR_HOST_KINDS];
 	_Atomic unsigned long long dma_id;
 };
+_Static_assert(offsetof(struct gdr_region, map_classes) +
+	       sizeof(((struct gdr_region *)0)->map_classes) <= 64,
+	       "the fields the copies read outgrew the region's first line");
 
 /* Forget r's gdrmap_copy_* measurements (a new pin, a new mapping type). */
 static inline void gdr_tunes_forget(struct gdr_region *r)
