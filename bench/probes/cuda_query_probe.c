@@ -7,6 +7,9 @@
  * buffer's kind), cuPointerGetAttribute of the buffer ID alone,
  * cuCtxGetCurrent, and a 32 KiB cuMemcpyDtoHAsync + cuStreamSynchronize
  * from pinned memory; "empty" is the clock's own cost, in every figure.
+ * The seven attributes and the buffer ID alone are also asked of memory
+ * made by cuMemCreate and mapped with cuMemMap (what gdrmap_mem_alloc
+ * gives, and the copy tables time), names ending in _vmm.
  * Interleaved round by round; p50 and minimum, in microseconds.
  *
  * Build: cc -O2 -o cuda_query_probe cuda_query_probe.c \
@@ -21,11 +24,34 @@
 #define MAXR	100000
 
 enum { DEV5, DEV7, HOST_PINNED, HOST_PAGEABLE, CTX_GET, DTOH, BUF_ID, EMPTY,
-       NMETHODS };
+       DEV7_VMM, BUF_ID_VMM, NMETHODS };
 static const char *const names[NMETHODS] = {
 	"dev5attr", "dev7attr", "host4attr_pinned", "host4attr_pageable",
-	"ctxget", "dtoh32K+sync", "bufid1attr", "empty",
+	"ctxget", "dtoh32K+sync", "bufid1attr", "empty", "dev7attr_vmm",
+	"bufid1attr_vmm",
 };
+
+/* 2 MiB of GPU 0's memory by cuMemCreate, mapped read-write. */
+static CUdeviceptr vmm_alloc(void)
+{
+	CUmemAllocationProp prop = {
+		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+		.location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 },
+	};
+	CUmemAccessDesc access = {
+		.location = prop.location,
+		.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+	};
+	CUmemGenericAllocationHandle mem;
+	CUdeviceptr va;
+	size_t len = 2 << 20;
+
+	MUST(cuMemCreate(&mem, len, &prop, 0));
+	MUST(cuMemAddressReserve(&va, len, 0, 0, 0));
+	MUST(cuMemMap(va, len, 0, mem, 0));
+	MUST(cuMemSetAccess(va, len, &access, 1));
+	return va;
+}
 
 int main(int argc, char **argv)
 {
@@ -48,7 +74,7 @@ int main(int argc, char **argv)
 	unsigned int type, managed;
 	unsigned long long id;
 	int drv, dev, i;
-	CUdeviceptr d, start;
+	CUdeviceptr d, v, start;
 	CUcontext ctx, cur;
 	CUstream st;
 	size_t size;
@@ -69,6 +95,7 @@ int main(int argc, char **argv)
 	memset(pg, 1, 1 << 20);
 	probe_cuda_start(name, sizeof(name), &drv);
 	MUST(cuMemAlloc(&d, 1 << 20));
+	v = vmm_alloc();
 	MUST(cuMemAllocHost(&h, 1 << 20));
 	MUST(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
 	for (i = 0; i < 100; i++) {
@@ -102,6 +129,13 @@ int main(int argc, char **argv)
 		t[BUF_ID * rounds + i] = now_us() - a;
 		a = now_us();
 		t[EMPTY * rounds + i] = now_us() - a;
+		a = now_us();
+		MUST(cuPointerGetAttributes(7, da, dd, v));
+		t[DEV7_VMM * rounds + i] = now_us() - a;
+		a = now_us();
+		MUST(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+					   v));
+		t[BUF_ID_VMM * rounds + i] = now_us() - a;
 	}
 	printf("# %s, CUDA driver %d, %d rounds, p50 us (min)\n", name, drv,
 	       rounds);
